@@ -1,0 +1,73 @@
+// The Engine.IO server: answers requests under the Socket.IO path, opens sessions, keeps the registry
+// that maps a session id to its worker, and runs each worker's heartbeat sweep.
+#pragma once
+
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "net/http_connection.h"
+#include "net/session_handler.h"
+#include "net/transport_options.h"
+
+namespace siomq::net {
+
+class EngineSession;
+class WorkerPool;
+
+// Engine.IO's error codes for rejected requests.
+enum class EngineError { kTransportUnknown = 0, kUnknownSid = 1, kBadHandshakeMethod = 2, kBadRequest = 3,
+                         kForbidden = 4, kUnsupportedProtocolVersion = 5 };
+
+class EngineServer {
+ public:
+  using HandlerFactory = std::function<std::unique_ptr<SessionHandler>(EngineSession&)>;
+
+  EngineServer(WorkerPool& pool, const TransportOptions& options, HandlerFactory factory);
+  ~EngineServer();
+
+  // The route for HttpRoutes: claims requests under the configured path.
+  bool handle(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request);
+  // Closes the session named in `target`, whose POST body was too large.
+  void payload_too_large(std::string_view target);
+
+  std::shared_ptr<EngineSession> find(const std::string& sid);
+  size_t session_count();
+  // Starts the heartbeat sweeps (one per worker).
+  void start();
+  // Closes every session; returns once each worker has done so.
+  void close_all(std::string_view reason);
+
+  // Called by a session once it has closed.
+  void forget(EngineSession& session);
+
+  // Adds the CORS headers the reference sends on every Engine.IO response.
+  static void add_cors(HttpResponse& res, std::string_view origin);
+  static HttpResponse error_response(const HttpRequest& request, EngineError error);
+
+ private:
+  struct PerWorker {
+    std::unordered_map<EngineSession*, std::shared_ptr<EngineSession>> sessions;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+  };
+
+  std::shared_ptr<EngineSession> create(Worker& worker, int protocol, const std::string& remote);
+  void sweep(size_t worker_index);
+  std::chrono::milliseconds sweep_interval() const;
+
+  WorkerPool& pool_;
+  const TransportOptions& options_;
+  HandlerFactory factory_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<EngineSession>> registry_;  // guarded by mu_
+  std::vector<PerWorker> workers_;  // workers_[i] is touched only by worker i
+};
+
+// A new random session or socket id: 15 random bytes in URL-safe base64 (20 characters).
+std::string random_id();
+
+}  // namespace siomq::net

@@ -1,0 +1,100 @@
+// One Engine.IO session: its transport (long-polling or WebSocket, with the upgrade between them),
+// heartbeat, outbound queue and the handler above it. Lives on one worker and is only touched there.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/http_connection.h"
+#include "net/out_frame.h"
+#include "net/session_handler.h"
+#include "net/transport_options.h"
+#include "net/websocket_connection.h"
+#include "wire/engineio.h"
+
+namespace siomq::net {
+
+class EngineServer;
+class Worker;
+
+class EngineSession : public std::enable_shared_from_this<EngineSession>, private WebSocketConnection::Listener {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  EngineSession(EngineServer& server, Worker& worker, std::string sid, int protocol, const TransportOptions& options,
+                std::string remote_address);
+  ~EngineSession() override;
+
+  const std::string& sid() const { return sid_; }
+  int protocol() const { return protocol_; }
+  Worker& worker() { return worker_; }
+  const std::string& remote_address() const { return remote_address_; }
+  bool is_open() const { return !closed_; }
+  bool is_websocket() const { return ws_ != nullptr; }
+
+  // Opening: the handshake request's transport becomes the session's first transport.
+  void open_polling(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request,
+                    std::unique_ptr<SessionHandler> handler);
+  void open_websocket(boost::asio::ip::tcp::socket socket, std::string leftover,
+                      std::unique_ptr<SessionHandler> handler);
+
+  // Later requests for this session (on this worker).
+  void on_poll(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request);
+  void on_post(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request);
+  void on_upgrade_request(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request);
+
+  // Queues a frame. A session whose queue outgrows the bound is closed as a slow consumer.
+  void send(OutFrame frame);
+  // Closes the session: the handler hears `reason`, the transport is closed after what is queued.
+  void close(std::string_view reason);
+
+  // Heartbeat and timeouts; returns the reason to close the session, if it must close.
+  std::optional<std::string_view> tick(Clock::time_point now);
+
+ private:
+  struct PendingPoll {
+    std::shared_ptr<HttpConnection> conn;
+    unsigned version = 11;
+    bool keep_alive = true;
+    std::string origin;
+  };
+
+  void on_ws_message(WebSocketConnection& ws, bool binary, std::string_view payload) override;
+  void on_ws_closed(WebSocketConnection& ws) override;
+  void on_probe_message(std::string_view payload);
+  void on_packet(eio::Packet&& packet);
+  void send_open_packet();
+  void schedule_poll_flush();
+  void flush_poll();
+  void answer_poll(PendingPoll& poll, std::string body);
+  void finish_upgrade();
+
+  EngineServer& server_;
+  Worker& worker_;
+  std::string sid_;
+  int protocol_;
+  const TransportOptions& options_;
+  std::string remote_address_;
+  std::unique_ptr<SessionHandler> handler_;
+
+  std::shared_ptr<WebSocketConnection> ws_;     // the WebSocket transport, once there is one
+  std::shared_ptr<WebSocketConnection> probe_;  // a WebSocket being probed for an upgrade
+  std::optional<PendingPoll> poll_;             // the pending long-poll GET
+  std::vector<OutFrame> queue_;                 // frames waiting for a GET
+  size_t queued_bytes_ = 0;
+  bool poll_flush_scheduled_ = false;
+  bool upgrading_ = false;
+  bool closed_ = false;
+
+  Clock::time_point opened_at_;
+  Clock::time_point next_ping_;      // v4: when the server pings next
+  Clock::time_point pong_deadline_;  // v4: when an unanswered ping closes the session
+  Clock::time_point heard_by_;       // v3: the client must ping before this
+  Clock::time_point probe_started_;
+  bool awaiting_pong_ = false;
+};
+
+}  // namespace siomq::net

@@ -1,0 +1,158 @@
+#include "net/http_connection.h"
+
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "net/http_request.h"
+#include "net/worker_pool.h"
+#include "wire/websocket.h"
+
+namespace siomq::net {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::ip::tcp;
+
+HttpResponse make_response(const HttpRequest& request, http::status status, std::string body,
+                           std::string_view content_type) {
+  HttpResponse res{status, request.version()};
+  if (!content_type.empty()) res.set(http::field::content_type, content_type);
+  res.body() = std::move(body);
+  res.keep_alive(request.keep_alive());
+  res.prepare_payload();
+  return res;
+}
+
+HttpConnection::HttpConnection(tcp::socket socket, Worker& worker, WorkerPool& pool, const HttpRoutes& routes,
+                               const TransportOptions& options, beast::flat_buffer buffer)
+    : stream_(std::move(socket)), buffer_(std::move(buffer)), worker_(worker), pool_(pool), routes_(routes),
+      options_(options) {
+  boost::system::error_code ec;
+  auto ep = stream_.socket().remote_endpoint(ec);
+  if (!ec) remote_address_ = ep.address().to_string();
+  stream_.socket().set_option(tcp::no_delay(true), ec);
+}
+
+void HttpConnection::start() { read_request(); }
+
+void HttpConnection::read_request() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(options_.max_http_header));
+  parser_->body_limit(options_.max_payload);
+  // Covers the idle time before a request and the whole request: a client that trickles bytes
+  // (slowloris) is cut off when it runs out.
+  stream_.expires_after(options_.http_request_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](const boost::system::error_code& ec, size_t) { self->on_read(ec); });
+}
+
+void HttpConnection::on_read(const boost::system::error_code& ec) {
+  if (ec == http::error::body_limit) {
+    std::string target(parser_->get().target());
+    keep_alive_ = false;
+    auto res = make_response(parser_->get(), http::status::payload_too_large);
+    res.keep_alive(false);
+    respond(std::move(res));
+    if (routes_.on_payload_too_large) routes_.on_payload_too_large(target);
+    return;
+  }
+  if (ec) {
+    if (ec != http::error::end_of_stream && ec != beast::error::timeout && ec != asio::error::operation_aborted &&
+        ec != asio::error::connection_reset && ec != asio::error::eof)
+      spdlog::debug("http {}: {}", remote_address_, ec.message());
+    close();
+    return;
+  }
+  stream_.expires_never();
+  HttpRequest request = parser_->release();
+  parser_.reset();
+  dispatch(request);
+}
+
+void HttpConnection::serve(HttpRequest request) { dispatch(request); }
+
+void HttpConnection::dispatch(HttpRequest& request) {
+  keep_alive_ = request.keep_alive();
+  auto self = shared_from_this();
+  for (const auto& handler : routes_.handlers) {
+    if (handler(self, request)) return;
+  }
+  respond(make_response(request, http::status::forbidden));
+}
+
+void HttpConnection::respond(HttpResponse response) {
+  if (!response.keep_alive()) keep_alive_ = false;
+  auto res = std::make_shared<HttpResponse>(std::move(response));
+  stream_.expires_after(options_.http_request_timeout);
+  http::async_write(stream_, *res, [self = shared_from_this(), res](const boost::system::error_code& ec, size_t) {
+    if (ec || !self->keep_alive_) {
+      self->close();
+      return;
+    }
+    self->read_request();
+  });
+}
+
+void HttpConnection::migrate(Worker& target, HttpRequest request) {
+  boost::system::error_code ec;
+  tcp::socket socket = stream_.release_socket();
+  auto protocol = socket.local_endpoint(ec).protocol();
+  if (ec) return;
+  auto fd = socket.release(ec);
+  if (ec) return;
+  asio::post(target.io(), [fd, protocol, &target, &pool = pool_, &routes = routes_, &options = options_,
+                           buffer = std::move(buffer_), request = std::move(request)]() mutable {
+    tcp::socket moved(target.io());
+    boost::system::error_code aec;
+    moved.assign(protocol, fd, aec);
+    if (aec) {
+      ::close(fd);
+      return;
+    }
+    auto conn = std::make_shared<HttpConnection>(std::move(moved), target, pool, routes, options, std::move(buffer));
+    conn->serve(std::move(request));
+  });
+}
+
+void HttpConnection::accept_websocket(const HttpRequest& request, WebSocketOpen on_open) {
+  auto problem = websocket_upgrade_problem(
+      std::string_view(request.method_string()), request[http::field::upgrade], request[http::field::connection],
+      request[http::field::sec_websocket_version], request[http::field::sec_websocket_key]);
+  if (problem) {
+    auto res = make_response(request, http::status::bad_request, *problem, "text/plain");
+    res.keep_alive(false);
+    respond(std::move(res));
+    return;
+  }
+  auto res = std::make_shared<http::response<http::empty_body>>(http::status::switching_protocols, request.version());
+  res->set(http::field::upgrade, "websocket");
+  res->set(http::field::connection, "Upgrade");
+  res->set(http::field::sec_websocket_accept, ws::accept_key(request[http::field::sec_websocket_key]));
+  stream_.expires_after(options_.http_request_timeout);
+  http::async_write(stream_, *res,
+                    [self = shared_from_this(), res, on_open = std::move(on_open)](const boost::system::error_code& ec,
+                                                                                   size_t) {
+                      if (ec) {
+                        self->close();
+                        return;
+                      }
+                      self->stream_.expires_never();
+                      std::string leftover(static_cast<const char*>(self->buffer_.data().data()),
+                                           self->buffer_.size());
+                      self->buffer_.consume(self->buffer_.size());
+                      on_open(self->stream_.release_socket(), std::move(leftover));
+                    });
+}
+
+void HttpConnection::close() {
+  boost::system::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+}  // namespace siomq::net

@@ -1,0 +1,79 @@
+// One HTTP/1.1 connection: reads requests with Beast, hands each to the routes, writes the response.
+//
+// A request for an Engine.IO session that lives on another worker moves the whole TCP connection to
+// that worker first, so session state is only ever touched by its own thread.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "net/transport_options.h"
+
+namespace siomq::net {
+
+class Worker;
+class WorkerPool;
+class HttpConnection;
+
+using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
+using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
+
+// Who answers what. A handler returns true when it claimed the request (and will respond);
+// unclaimed requests get 403 with an empty body.
+struct HttpRoutes {
+  std::vector<std::function<bool(const std::shared_ptr<HttpConnection>&, HttpRequest&)>> handlers;
+  // Called with the target of a request whose body exceeded the limit (it has been answered 413).
+  std::function<void(std::string_view target)> on_payload_too_large;
+};
+
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+ public:
+  HttpConnection(boost::asio::ip::tcp::socket socket, Worker& worker, WorkerPool& pool, const HttpRoutes& routes,
+                 const TransportOptions& options, boost::beast::flat_buffer buffer = {});
+
+  // Starts reading the first request.
+  void start();
+  // Serves a request that was read on another worker before the connection moved here.
+  void serve(HttpRequest request);
+
+  Worker& worker() { return worker_; }
+  const std::string& remote_address() const { return remote_address_; }
+
+  // Sends the response, then reads the next request or closes, as keep-alive says.
+  void respond(HttpResponse response);
+  // Moves this connection to `target` and serves `request` there.
+  void migrate(Worker& target, HttpRequest request);
+  // Answers 101 and hands the socket (with any bytes read past the request) to `on_open`.
+  using WebSocketOpen = std::function<void(boost::asio::ip::tcp::socket, std::string)>;
+  void accept_websocket(const HttpRequest& request, WebSocketOpen on_open);
+
+ private:
+  void read_request();
+  void on_read(const boost::system::error_code& ec);
+  void dispatch(HttpRequest& request);
+  void close();
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  Worker& worker_;
+  WorkerPool& pool_;
+  const HttpRoutes& routes_;
+  const TransportOptions& options_;
+  std::string remote_address_;
+  bool keep_alive_ = true;
+};
+
+// Builds a response with the status, content type and body given, and Content-Length set.
+HttpResponse make_response(const HttpRequest& request, boost::beast::http::status status, std::string body = {},
+                           std::string_view content_type = {});
+
+}  // namespace siomq::net

@@ -1,0 +1,36 @@
+// Accepts TCP connections and hands each to a worker, round-robin, as an HTTP connection.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+
+#include "net/http_connection.h"
+#include "net/transport_options.h"
+
+namespace siomq::net {
+
+class WorkerPool;
+
+class Listener {
+ public:
+  Listener(WorkerPool& pool, const HttpRoutes& routes, const TransportOptions& options);
+  // Binds and listens; throws on failure (a start-up error).
+  void listen(const std::string& host, uint16_t port);
+  uint16_t port() const;
+  void start();
+  // Stops accepting; safe from any thread.
+  void stop();
+
+ private:
+  void accept();
+
+  WorkerPool& pool_;
+  const HttpRoutes& routes_;
+  const TransportOptions& options_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer backoff_;  // pauses accepting after an error such as EMFILE
+};
+
+}  // namespace siomq::net

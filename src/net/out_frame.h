@@ -1,0 +1,21 @@
+// An outbound Engine.IO packet, shared between every connection it is sent to.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace siomq::net {
+
+// `bytes` of a text frame start with the Engine.IO type digit ("42[...]"); a binary frame holds a
+// message's raw bytes. Encoded once, the same bytes go to every recipient.
+struct OutFrame {
+  std::shared_ptr<const std::string> bytes;
+  bool binary = false;
+
+  size_t size() const { return bytes ? bytes->size() : 0; }
+};
+
+inline OutFrame text_frame(std::string s) { return {std::make_shared<const std::string>(std::move(s)), false}; }
+inline OutFrame binary_frame(std::string s) { return {std::make_shared<const std::string>(std::move(s)), true}; }
+
+}  // namespace siomq::net

@@ -1,0 +1,93 @@
+// The Socket.IO server core: the namespace registry, the per-connection client that routes packets to
+// namespaces, and rooms. Surfaces register namespaces before the server starts.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "net/session_handler.h"
+#include "net/socket.h"
+#include "wire/socketio.h"
+
+namespace siomq::net {
+
+class EngineSession;
+class WorkerPool;
+
+struct Namespace {
+  std::string name;
+  // Sees the CONNECT auth payload (raw JSON, empty when absent); returns an error message to refuse.
+  std::function<std::optional<std::string>(Socket&, std::string_view auth)> on_connect;
+  std::unordered_map<std::string, std::function<void(Socket&, const Message&)>> handlers;
+  // Events without a handler of their own; ignored when unset.
+  std::function<void(Socket&, const Message&)> on_other;
+  std::function<void(Socket&, std::string_view reason)> on_disconnect;
+};
+
+class SioServer {
+ public:
+  explicit SioServer(WorkerPool& pool);
+
+  // Before start only.
+  void add_namespace(Namespace ns);
+  const Namespace* find_namespace(std::string_view name) const;
+
+  // The factory for EngineServer: one client per Engine.IO session.
+  std::unique_ptr<SessionHandler> make_client(EngineSession& session);
+
+  // Sends an event to every socket of `nsp` in `room`, on every worker; callable from any thread.
+  void emit_to_room(const std::string& nsp, const std::string& room, std::string_view json_array,
+                    std::vector<std::string> attachments = {});
+
+  // Room membership, kept per worker and touched only by that worker's thread.
+  void room_join(Socket& socket, const std::string& room);
+  void room_leave(Socket& socket, const std::string& room);
+
+ private:
+  using RoomMap = std::unordered_map<std::string, std::unordered_set<Socket*>>;
+  struct PerWorker {
+    std::unordered_map<std::string, RoomMap> rooms;  // namespace -> room -> sockets
+  };
+
+  WorkerPool& pool_;
+  std::unordered_map<std::string, Namespace> namespaces_;
+  std::vector<PerWorker> workers_;
+};
+
+// The Socket.IO state of one Engine.IO session.
+class SioClient : public SessionHandler {
+ public:
+  SioClient(SioServer& server, EngineSession& session);
+  ~SioClient() override;
+
+  void on_open() override;
+  bool on_text(std::string_view text) override;
+  bool on_binary(std::string bytes) override;
+  void on_close(std::string_view reason) override;
+  bool joined() const override { return ever_joined_; }
+
+  EngineSession& session() { return session_; }
+  SioServer& server() { return server_; }
+  void send(OutFrame frame);
+  // Removes a socket after a DISCONNECT either way.
+  void remove(Socket& socket, std::string_view reason);
+
+ private:
+  bool handle(sio::Packet&& packet);
+  void connect(const std::string& nsp, std::string_view auth);
+  Socket* find(std::string_view nsp);
+
+  SioServer& server_;
+  EngineSession& session_;
+  sio::Decoder decoder_;
+  std::vector<std::unique_ptr<Socket>> sockets_;
+  bool ever_joined_ = false;
+};
+
+}  // namespace siomq::net

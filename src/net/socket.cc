@@ -1,0 +1,81 @@
+#include "net/socket.h"
+
+#include "net/engine_session.h"
+#include "net/sio_server.h"
+
+namespace siomq::net {
+
+std::vector<OutFrame> encode_event(std::string_view nsp, std::optional<uint64_t> ack_id, bool is_ack,
+                                   std::string_view json_array, std::vector<std::string> attachments) {
+  using sio::PacketType;
+  PacketType type = attachments.empty() ? (is_ack ? PacketType::kAck : PacketType::kEvent)
+                                        : (is_ack ? PacketType::kBinaryAck : PacketType::kBinaryEvent);
+  std::string text;
+  text.reserve(json_array.size() + nsp.size() + 24);
+  text.push_back('4');  // Engine.IO message
+  sio::append_text(text, type, nsp, ack_id, json_array, attachments.size());
+  std::vector<OutFrame> frames;
+  frames.reserve(1 + attachments.size());
+  frames.push_back(text_frame(std::move(text)));
+  for (auto& a : attachments) frames.push_back(binary_frame(std::move(a)));
+  return frames;
+}
+
+Socket::Socket(SioClient& client, std::string nsp, std::string id)
+    : client_(client), nsp_(std::move(nsp)), id_(std::move(id)) {}
+
+EngineSession& Socket::session() { return client_.session(); }
+int Socket::protocol() const { return client_.session().protocol(); }
+const std::string& Socket::remote_address() const { return client_.session().remote_address(); }
+
+void Socket::emit(std::string_view event, std::string_view args, std::vector<std::string> attachments) {
+  std::string array;
+  array.reserve(event.size() + args.size() + 8);
+  array.push_back('[');
+  sio::append_json_string(array, event);
+  if (!args.empty()) {
+    array.push_back(',');
+    array.append(args);
+  }
+  array.push_back(']');
+  emit_array(array, std::move(attachments));
+}
+
+void Socket::emit_array(std::string_view json_array, std::vector<std::string> attachments) {
+  if (!connected_) return;
+  auto frames = encode_event(nsp_, std::nullopt, false, json_array, std::move(attachments));
+  send_frames(frames);
+}
+
+void Socket::ack(uint64_t id, std::string_view json_array, std::vector<std::string> attachments) {
+  if (!connected_) return;
+  auto frames = encode_event(nsp_, id, true, json_array, std::move(attachments));
+  send_frames(frames);
+}
+
+void Socket::send_frames(std::span<const OutFrame> frames) {
+  if (!connected_) return;
+  for (const auto& f : frames) client_.send(f);
+}
+
+void Socket::join(const std::string& room) {
+  if (!connected_ || !rooms_.insert(room).second) return;
+  client_.server().room_join(*this, room);
+}
+
+void Socket::leave(const std::string& room) {
+  if (rooms_.erase(room) == 0) return;
+  client_.server().room_leave(*this, room);
+}
+
+void Socket::disconnect(bool close_connection) {
+  if (!connected_) return;
+  std::string text = "4";
+  sio::append_text(text, sio::PacketType::kDisconnect, nsp_, std::nullopt, {});
+  client_.send(text_frame(std::move(text)));
+  EngineSession& session = client_.session();
+  client_.remove(*this, "server namespace disconnect");  // destroys *this
+  if (close_connection) session.close("server namespace disconnect");
+}
+
+}  // namespace siomq::net

@@ -1,0 +1,70 @@
+// A Socket.IO socket: one client's connection to one namespace. Lives on its session's worker.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "net/out_frame.h"
+
+namespace siomq::net {
+
+class EngineSession;
+class SioClient;
+class SioServer;
+
+// An event as a handler sees it. `json` is the packet's whole data array, event name first, as the
+// client sent it; placeholders in it refer to `attachments`.
+struct Message {
+  std::string_view event;
+  std::string_view json;
+  std::span<const std::string> attachments;
+  std::optional<uint64_t> ack_id;
+};
+
+class Socket {
+ public:
+  Socket(SioClient& client, std::string nsp, std::string id);
+
+  const std::string& id() const { return id_; }
+  const std::string& nsp() const { return nsp_; }
+  EngineSession& session();
+  int protocol() const;
+  const std::string& remote_address() const;
+  bool connected() const { return connected_; }
+
+  // Sends `["<event>",<args>]`; `args` is the JSON text of the arguments, comma-separated, or empty.
+  void emit(std::string_view event, std::string_view args = {}, std::vector<std::string> attachments = {});
+  // Sends an event whose data array (event name first) is already encoded.
+  void emit_array(std::string_view json_array, std::vector<std::string> attachments = {});
+  // Answers the client's ack id with a JSON array of values.
+  void ack(uint64_t id, std::string_view json_array, std::vector<std::string> attachments = {});
+  // Queues frames encoded elsewhere (a room broadcast).
+  void send_frames(std::span<const OutFrame> frames);
+
+  void join(const std::string& room);
+  void leave(const std::string& room);
+  const std::unordered_set<std::string>& rooms() const { return rooms_; }
+
+  // Sends DISCONNECT for this namespace and removes the socket; with `close_connection` the whole
+  // Engine.IO session closes too.
+  void disconnect(bool close_connection = false);
+
+ private:
+  friend class SioClient;
+  SioClient& client_;
+  std::string nsp_;
+  std::string id_;
+  std::unordered_set<std::string> rooms_;
+  bool connected_ = false;
+};
+
+// Encodes an EVENT (or BINARY_EVENT with attachments) packet as Engine.IO frames.
+std::vector<OutFrame> encode_event(std::string_view nsp, std::optional<uint64_t> ack_id, bool is_ack,
+                                   std::string_view json_array, std::vector<std::string> attachments);
+
+}  // namespace siomq::net

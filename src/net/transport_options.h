@@ -1,0 +1,26 @@
+// The Engine.IO / HTTP transport settings of one server, fixed for each session when it opens.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace siomq::net {
+
+struct TransportOptions {
+  std::string path = "/socket.io/";
+  std::chrono::milliseconds ping_interval{5000};
+  std::chrono::milliseconds ping_timeout{10000};
+  std::chrono::milliseconds upgrade_timeout{10000};
+  // A Socket.IO client that opened an Engine.IO session but joined no namespace in this time is dropped.
+  std::chrono::milliseconds connect_timeout{45000};
+  // Reading one whole HTTP request (headers and body), and an idle keep-alive connection, may take this long.
+  std::chrono::milliseconds http_request_timeout{20000};
+  size_t max_payload = 52428800;
+  size_t max_http_header = 16384;
+  // Bytes queued for one connection before it counts as a slow consumer and is closed.
+  size_t max_outbound_bytes = 64 * 1024 * 1024;
+  bool allow_eio3 = true;
+};
+
+}  // namespace siomq::net

@@ -1,0 +1,212 @@
+#include "net/websocket_connection.h"
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include <array>
+
+namespace siomq::net {
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+// Reads land here and are parsed in place; only an unfinished frame is copied into the connection.
+thread_local std::array<char, 65536> t_scratch;
+// At most this many reads per readiness event, so one busy client cannot starve the others.
+constexpr int kReadsPerWake = 8;
+// Linux IOV_MAX; a gather write takes at most this many buffers.
+constexpr size_t kMaxBuffers = 1024;
+}  // namespace
+
+WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message, bool prefix_binary)
+    : socket_(std::move(socket)), reader_(true, max_message), prefix_binary_(prefix_binary) {
+  boost::system::error_code ec;
+  socket_.non_blocking(true, ec);
+  socket_.set_option(tcp::no_delay(true), ec);
+}
+
+WebSocketConnection::~WebSocketConnection() = default;
+
+void WebSocketConnection::start(Listener* listener, std::string initial) {
+  listener_ = listener;
+  if (!initial.empty()) {
+    auto st = reader_.feed(initial.data(), initial.size(), [this](const ws::Event& ev) { return handle_event(ev); });
+    if (!st) {
+      close(static_cast<uint16_t>(st.error().code));
+      return;
+    }
+  }
+  wait_readable();
+}
+
+void WebSocketConnection::wait_readable() {
+  if (closed_) return;
+  socket_.async_wait(tcp::socket::wait_read,
+                     [self = shared_from_this()](const boost::system::error_code& ec) {
+                       if (ec) {
+                         self->finish();
+                         return;
+                       }
+                       self->on_readable();
+                     });
+}
+
+void WebSocketConnection::on_readable() {
+  auto self = shared_from_this();  // a handler may drop the last outside reference
+  for (int i = 0; i < kReadsPerWake && !closed_; ++i) {
+    boost::system::error_code ec;
+    size_t n = socket_.read_some(asio::buffer(t_scratch), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) break;
+    if (ec || n == 0) {
+      finish();
+      return;
+    }
+    if (closing_) continue;  // after our close frame, input is drained and ignored
+    auto st = reader_.feed(t_scratch.data(), n, [this](const ws::Event& ev) { return handle_event(ev); });
+    if (!st) {
+      spdlog::debug("websocket: {}", st.error().message);
+      close(static_cast<uint16_t>(st.error().code));
+    }
+    if (n < t_scratch.size()) break;
+  }
+  if (!closed_) {
+    if (closing_ && !writing_ && queue_.empty()) {
+      finish();
+      return;
+    }
+    wait_readable();
+  }
+}
+
+bool WebSocketConnection::handle_event(const ws::Event& ev) {
+  switch (ev.kind) {
+    case ws::Event::kMessage:
+      if (listener_) listener_->on_ws_message(*this, ev.binary, ev.payload);
+      return !closing_;
+    case ws::Event::kPing:
+      send_control(ws::Opcode::kPong, std::string(ev.payload));
+      return true;
+    case ws::Event::kPong:
+      return true;
+    case ws::Event::kClose:
+      close(ws::kCloseNormal);
+      return false;
+  }
+  return true;
+}
+
+void WebSocketConnection::send(OutFrame frame) {
+  if (closing_ || closed_ || !frame.bytes) return;
+  queued_bytes_ += frame.size();
+  queue_.push_back({std::move(frame.bytes), frame.binary ? ws::Opcode::kBinary : ws::Opcode::kText});
+  schedule_flush();
+}
+
+void WebSocketConnection::send_control(ws::Opcode op, std::string payload) {
+  if (closing_ || closed_) return;
+  queue_.push_back({std::make_shared<const std::string>(std::move(payload)), op});
+  schedule_flush();
+}
+
+void WebSocketConnection::close(uint16_t code) {
+  if (closing_ || closed_) return;
+  std::string payload{static_cast<char>(code >> 8), static_cast<char>(code & 0xff)};
+  queue_.push_back({std::make_shared<const std::string>(std::move(payload)), ws::Opcode::kClose});
+  closing_ = true;
+  schedule_flush();
+}
+
+void WebSocketConnection::schedule_flush() {
+  if (flush_scheduled_ || writing_ || closed_) return;
+  flush_scheduled_ = true;
+  // Frames produced during this loop turn join the same write.
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    self->flush_scheduled_ = false;
+    self->flush();
+  });
+}
+
+void WebSocketConnection::flush() {
+  if (writing_ || closed_ || queue_.empty()) return;
+  size_t take = std::min(queue_.size(), kMaxBuffers / 2);
+  inflight_.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + take));
+  queue_.erase(queue_.begin(), queue_.begin() + take);
+
+  headers_.resize(inflight_.size() * (ws::kMaxHeaderSize + 1));
+  std::vector<asio::const_buffer> bufs;
+  bufs.reserve(inflight_.size() * 2);
+  size_t at = 0;
+  for (const auto& item : inflight_) {
+    bool prefix = prefix_binary_ && item.opcode == ws::Opcode::kBinary;
+    auto* h = reinterpret_cast<uint8_t*>(headers_.data() + at);
+    size_t n = ws::encode_header(h, item.opcode, true, item.bytes->size() + (prefix ? 1 : 0), nullptr);
+    if (prefix) h[n++] = 4;
+    bufs.emplace_back(h, n);
+    if (!item.bytes->empty()) bufs.emplace_back(item.bytes->data(), item.bytes->size());
+    at += n;
+  }
+  writing_ = true;
+
+  // Most writes fit in the socket buffer: try once without waiting, then hand the rest to Asio.
+  boost::system::error_code ec;
+  size_t written = socket_.write_some(bufs, ec);
+  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+    writing_ = false;
+    finish();
+    return;
+  }
+  size_t total = asio::buffer_size(bufs);
+  if (written == total) {
+    write_done();
+    return;
+  }
+  size_t skip = written;
+  auto it = bufs.begin();
+  while (skip >= it->size()) skip -= (it++)->size();
+  std::vector<asio::const_buffer> rest(it, bufs.end());
+  rest.front() += skip;
+  asio::async_write(socket_, rest, [self = shared_from_this()](const boost::system::error_code& wec, size_t) {
+    if (wec) {
+      self->writing_ = false;
+      self->finish();
+      return;
+    }
+    self->write_done();
+  });
+}
+
+void WebSocketConnection::write_done() {
+  writing_ = false;
+  bool sent_close = false;
+  for (const auto& item : inflight_) {
+    if (item.opcode == ws::Opcode::kText || item.opcode == ws::Opcode::kBinary) queued_bytes_ -= item.bytes->size();
+    if (item.opcode == ws::Opcode::kClose) sent_close = true;
+  }
+  inflight_.clear();
+  if (headers_.capacity() > 65536) std::string().swap(headers_);
+  if (sent_close) {
+    // The server closes the TCP connection once its close frame is out (RFC 6455 7.1.1); waiting for
+    // the peer's answer would let a silent peer hold the socket forever.
+    finish();
+    return;
+  }
+  if (!queue_.empty()) flush();
+}
+
+void WebSocketConnection::finish() {
+  if (closed_) return;
+  closed_ = true;
+  closing_ = true;
+  boost::system::error_code ec;
+  socket_.close(ec);
+  queue_.clear();
+  queued_bytes_ = 0;
+  if (auto* l = listener_) {
+    listener_ = nullptr;
+    l->on_ws_closed(*this);
+  }
+}
+
+}  // namespace siomq::net

@@ -1,0 +1,71 @@
+// A server-side WebSocket over a TCP socket taken from an HTTP connection after the 101 response.
+//
+// Reads wait for readability and then read into a per-thread scratch buffer, so an idle connection
+// owns no read buffer. Writes queue frames and flush them, once per loop turn, as one gather write.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/out_frame.h"
+#include "wire/websocket.h"
+
+namespace siomq::net {
+
+class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnection> {
+ public:
+  // Receives what arrives; called on the connection's thread.
+  class Listener {
+   public:
+    virtual ~Listener() = default;
+    virtual void on_ws_message(WebSocketConnection& ws, bool binary, std::string_view payload) = 0;
+    virtual void on_ws_closed(WebSocketConnection& ws) = 0;
+  };
+
+  // `prefix_binary` sends a 0x04 byte before each binary message (Engine.IO v3).
+  WebSocketConnection(boost::asio::ip::tcp::socket socket, size_t max_message, bool prefix_binary);
+  ~WebSocketConnection();
+
+  // Starts reading; `initial` holds bytes the HTTP parser read past the handshake.
+  void start(Listener* listener, std::string initial = {});
+  // Replaces the listener (or detaches it with null); the listener must outlive the connection otherwise.
+  void set_listener(Listener* listener) { listener_ = listener; }
+
+  void send(OutFrame frame);
+  // Sends a close frame after what is queued, then shuts the socket down.
+  void close(uint16_t code = ws::kCloseNormal);
+  bool is_open() const { return !closing_ && !closed_; }
+  size_t queued_bytes() const { return queued_bytes_; }
+
+ private:
+  void wait_readable();
+  void on_readable();
+  bool handle_event(const ws::Event& ev);
+  void schedule_flush();
+  void flush();
+  void write_done();
+  void finish();
+  void send_control(ws::Opcode op, std::string payload);
+
+  boost::asio::ip::tcp::socket socket_;
+  ws::Reader reader_;
+  bool prefix_binary_;
+  Listener* listener_ = nullptr;
+  struct Item {
+    std::shared_ptr<const std::string> bytes;
+    ws::Opcode opcode;
+  };
+  std::vector<Item> queue_;     // waiting to be written
+  std::vector<Item> inflight_;  // being written
+  std::string headers_;         // frame headers of the in-flight write
+  size_t queued_bytes_ = 0;
+  bool flush_scheduled_ = false;
+  bool writing_ = false;
+  bool closing_ = false;  // close frame queued; nothing more is sent
+  bool closed_ = false;   // socket shut
+};
+
+}  // namespace siomq::net

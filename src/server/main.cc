@@ -1,0 +1,134 @@
+// siomq-server: the broker process. Parses the command line and settings, starts the workers and the
+// listener, and handles signals (TERM/INT: graceful shutdown; HUP: reload settings).
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "net/engine_server.h"
+#include "net/listener.h"
+#include "net/sio_server.h"
+#include "net/worker_pool.h"
+#include "server/settings.h"
+#include "surfaces/diagnostics.h"
+#include "surfaces/tyo_mq_surface.h"
+
+namespace {
+
+using namespace siomq;
+
+struct Options {
+  std::string host = "0.0.0.0";
+  uint16_t port = 17352;
+  std::string settings_file;
+  std::string data_dir = "./data";
+  unsigned threads = 0;
+  std::string log_level = "info";
+  bool diagnostics = false;
+};
+
+int run(const Options& opt) {
+  server::Settings settings;
+  if (!opt.settings_file.empty()) settings = server::load_settings_file(opt.settings_file);
+  server::apply_environment(settings);
+  if (opt.diagnostics) settings.diagnostics = true;
+
+  unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  net::WorkerPool pool(threads);
+  net::SioServer sio(pool);
+  surfaces::register_tyo_mq(sio);
+  if (settings.diagnostics) surfaces::register_diagnostics(sio);
+
+  const net::TransportOptions& transport = settings.transport;
+  net::EngineServer engine(pool, transport, [&sio](net::EngineSession& s) { return sio.make_client(s); });
+  net::HttpRoutes routes;
+  routes.handlers.emplace_back([&engine](const auto& conn, net::HttpRequest& req) { return engine.handle(conn, req); });
+  routes.on_payload_too_large = [&engine](std::string_view target) { engine.payload_too_large(target); };
+
+  net::Listener listener(pool, routes, transport);
+  listener.listen(opt.host, opt.port);
+
+  pool.start();
+  engine.start();
+  listener.start();
+  spdlog::info("siomq-server {} listening on {}:{} ({} threads, data dir {})", SIOMQ_VERSION, opt.host,
+               listener.port(), threads, opt.data_dir);
+
+  boost::asio::io_context signals_io;
+  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM, SIGHUP);
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (sig == SIGHUP) {
+          if (opt.settings_file.empty()) {
+            spdlog::info("SIGHUP: no settings file to reload");
+          } else {
+            try {
+              auto fresh = server::load_settings_file(opt.settings_file);
+              settings.document = fresh.document;
+              spdlog::info("SIGHUP: settings reloaded from {} (transport settings apply at the next start)",
+                           opt.settings_file);
+            } catch (const std::exception& e) {
+              spdlog::error("SIGHUP: keeping the last good settings: {}", e.what());
+            }
+          }
+          signals.async_wait(on_signal);
+          return;
+        }
+        spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        signals_io.stop();
+      };
+  signals.async_wait(on_signal);
+  signals_io.run();
+
+  // Graceful shutdown: stop accepting, close every session (queued frames are flushed first), give
+  // the writes a moment, then stop the workers. A watchdog guarantees the exit within 5 s.
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+    spdlog::warn("shutdown took too long; exiting");
+    std::_Exit(0);
+  }).detach();
+  listener.stop();
+  engine.close_all("server shutting down");
+  for (int i = 0; i < 20 && engine.session_count() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  pool.stop();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"siomq-server: a Socket.IO message broker, a drop-in tyo-mq server"};
+  Options opt;
+  if (const char* p = std::getenv("PORT")) opt.port = static_cast<uint16_t>(std::atoi(p));
+  if (const char* s = std::getenv("TYO_MQ_SETTINGS_FILE")) opt.settings_file = s;
+  app.add_option("--host", opt.host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", opt.port, "TCP port (env PORT); 0 picks a free one")->capture_default_str();
+  app.add_option("--settings", opt.settings_file, "Settings JSON file (env TYO_MQ_SETTINGS_FILE)");
+  app.add_option("--data-dir", opt.data_dir, "Directory of the embedded store")->capture_default_str();
+  app.add_option("--threads", opt.threads, "I/O threads (default: one per core)");
+  app.add_option("--log-level", opt.log_level, "trace, debug, info, warn, error, critical or off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_flag("--diagnostics", opt.diagnostics, "Serve the /diagnostics namespace (transport self-tests)");
+  app.set_version_flag("--version", std::string("siomq-server ") + SIOMQ_VERSION);
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_level(spdlog::level::from_str(opt.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  try {
+    return run(opt);
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    return 1;
+  }
+}

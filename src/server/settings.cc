@@ -1,0 +1,114 @@
+#include "server/settings.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace siomq::server {
+namespace {
+
+using nlohmann::json;
+
+// Every top-level key of the tyo-mq settings format, plus this server's own blocks.
+constexpr std::array kKnownKeys = {
+    "auth", "limits", "idle_eviction", "http_api", "http_publish", "storage", "storage_options", "default_ttl",
+    "cluster", "namespaces", "remote", "max_queued_per_realm", "e2ee", "sealed", "push",
+    // siomq's own:
+    "transport", "diagnostics"};
+
+constexpr std::array kTransportKeys = {"path",           "ping_interval",        "ping_timeout",
+                                       "upgrade_timeout", "connect_timeout",      "http_request_timeout",
+                                       "max_payload",     "max_outbound_bytes",   "max_http_header",
+                                       "allow_eio3"};
+
+template <size_t N>
+bool known(const std::array<const char*, N>& keys, const std::string& k) {
+  for (const char* key : keys) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+std::chrono::milliseconds read_ms(const json& block, const char* key, std::chrono::milliseconds fallback) {
+  if (!block.contains(key)) return fallback;
+  const auto& v = block.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    throw std::runtime_error(std::string("transport.") + key + " must be a positive integer (milliseconds)");
+  return std::chrono::milliseconds(v.get<int64_t>());
+}
+
+size_t read_size(const json& block, const char* key, size_t fallback) {
+  if (!block.contains(key)) return fallback;
+  const auto& v = block.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    throw std::runtime_error(std::string("transport.") + key + " must be a positive integer (bytes)");
+  return static_cast<size_t>(v.get<int64_t>());
+}
+
+}  // namespace
+
+Settings settings_from_json(const json& doc) {
+  if (!doc.is_object()) throw std::runtime_error("settings must be a JSON object");
+  Settings s;
+  for (const auto& [k, v] : doc.items()) {
+    if (!known(kKnownKeys, k)) spdlog::warn("settings: unknown key '{}' ignored", k);
+  }
+  if (doc.contains("transport")) {
+    const auto& t = doc.at("transport");
+    if (!t.is_object()) throw std::runtime_error("transport must be an object");
+    for (const auto& [k, v] : t.items()) {
+      if (!known(kTransportKeys, k)) spdlog::warn("settings: unknown key 'transport.{}' ignored", k);
+    }
+    auto& o = s.transport;
+    if (t.contains("path")) {
+      if (!t.at("path").is_string()) throw std::runtime_error("transport.path must be a string");
+      o.path = t.at("path").get<std::string>();
+      if (o.path.empty() || o.path.front() != '/') throw std::runtime_error("transport.path must start with '/'");
+      if (o.path.back() != '/') o.path.push_back('/');
+    }
+    o.ping_interval = read_ms(t, "ping_interval", o.ping_interval);
+    o.ping_timeout = read_ms(t, "ping_timeout", o.ping_timeout);
+    o.upgrade_timeout = read_ms(t, "upgrade_timeout", o.upgrade_timeout);
+    o.connect_timeout = read_ms(t, "connect_timeout", o.connect_timeout);
+    o.http_request_timeout = read_ms(t, "http_request_timeout", o.http_request_timeout);
+    o.max_payload = read_size(t, "max_payload", o.max_payload);
+    o.max_outbound_bytes = read_size(t, "max_outbound_bytes", o.max_outbound_bytes);
+    o.max_http_header = read_size(t, "max_http_header", o.max_http_header);
+    if (t.contains("allow_eio3")) {
+      if (!t.at("allow_eio3").is_boolean()) throw std::runtime_error("transport.allow_eio3 must be a boolean");
+      o.allow_eio3 = t.at("allow_eio3").get<bool>();
+    }
+  }
+  if (doc.contains("diagnostics")) {
+    if (!doc.at("diagnostics").is_boolean()) throw std::runtime_error("diagnostics must be a boolean");
+    s.diagnostics = doc.at("diagnostics").get<bool>();
+  }
+  s.document = std::make_shared<const json>(doc);
+  return s;
+}
+
+Settings load_settings_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read settings file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc = json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) throw std::runtime_error("settings file " + path + " is not valid JSON");
+  return settings_from_json(doc);
+}
+
+void apply_environment(Settings& settings) {
+  if (const char* v = std::getenv("TYO_MQ_MAX_HTTP_BUFFER_SIZE")) {
+    char* end = nullptr;
+    unsigned long long n = std::strtoull(v, &end, 10);
+    if (end == v || *end != '\0' || n == 0) throw std::runtime_error("TYO_MQ_MAX_HTTP_BUFFER_SIZE must be a positive integer");
+    settings.transport.max_payload = static_cast<size_t>(n);
+  }
+}
+
+}  // namespace siomq::server

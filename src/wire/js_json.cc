@@ -1,0 +1,148 @@
+#include "wire/js_json.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "wire/socketio.h"
+
+namespace siomq::js {
+
+std::string number(double v) {
+  if (std::isnan(v) || std::isinf(v)) return "null";
+  if (v == 0) return "0";
+  std::string out;
+  if (v < 0) {
+    out.push_back('-');
+    v = -v;
+  }
+  // Shortest round-trip digits, then ECMAScript's layout rules (ECMA-262 Number::toString).
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
+  size_t e_pos = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e_pos)) {
+    if (c != '.') digits.push_back(c);
+  }
+  int exp10 = std::atoi(std::string(sci.substr(e_pos + 1)).c_str());
+  int k = static_cast<int>(digits.size());
+  int n = exp10 + 1;
+  if (k <= n && n <= 21) {
+    out += digits;
+    out.append(static_cast<size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out += digits.substr(0, static_cast<size_t>(n));
+    out.push_back('.');
+    out += digits.substr(static_cast<size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<size_t>(-n), '0');
+    out += digits;
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out += digits.substr(1);
+    }
+    out.push_back('e');
+    out.push_back(n - 1 >= 0 ? '+' : '-');
+    out += std::to_string(std::abs(n - 1));
+  }
+  return out;
+}
+
+bool is_array_index(std::string_view key) {
+  if (key.empty() || key.size() > 10) return false;
+  if (key.size() > 1 && key[0] == '0') return false;
+  uint64_t v = 0;
+  for (char c : key) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v < 4294967295ULL;
+}
+
+void append_value(std::string& out, const simdjson::dom::element& value) {
+  using simdjson::dom::element_type;
+  switch (value.type()) {
+    case element_type::OBJECT: {
+      // JSON.parse keeps the last value of a duplicated key at the key's first position.
+      std::vector<std::pair<std::string_view, simdjson::dom::element>> fields;
+      simdjson::dom::object obj = value.get_object().value_unsafe();
+      for (auto field : obj) {
+        auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == field.key; });
+        if (it != fields.end()) it->second = field.value;
+        else fields.emplace_back(field.key, field.value);
+      }
+      std::stable_partition(fields.begin(), fields.end(), [](const auto& f) { return is_array_index(f.first); });
+      auto index_end = std::find_if(fields.begin(), fields.end(), [](const auto& f) { return !is_array_index(f.first); });
+      std::sort(fields.begin(), index_end, [](const auto& a, const auto& b) {
+        return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
+      });
+      out.push_back('{');
+      bool first = true;
+      for (const auto& [k, v] : fields) {
+        if (!first) out.push_back(',');
+        first = false;
+        sio::append_json_string(out, k);
+        out.push_back(':');
+        append_value(out, v);
+      }
+      out.push_back('}');
+      return;
+    }
+    case element_type::ARRAY: {
+      out.push_back('[');
+      bool first = true;
+      simdjson::dom::array arr = value.get_array().value_unsafe();
+      for (auto el : arr) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_value(out, el);
+      }
+      out.push_back(']');
+      return;
+    }
+    case element_type::STRING:
+      sio::append_json_string(out, value.get_string().value_unsafe());
+      return;
+    case element_type::INT64: {
+      int64_t i = value.get_int64().value_unsafe();
+      if (i > -(int64_t{1} << 53) && i < (int64_t{1} << 53)) out += std::to_string(i);
+      else out += number(static_cast<double>(i));
+      return;
+    }
+    case element_type::UINT64: {
+      uint64_t u = value.get_uint64().value_unsafe();
+      if (u < (uint64_t{1} << 53)) out += std::to_string(u);
+      else out += number(static_cast<double>(u));
+      return;
+    }
+    case element_type::DOUBLE:
+      out += number(value.get_double().value_unsafe());
+      return;
+    case element_type::BOOL:
+      out += value.get_bool().value_unsafe() ? "true" : "false";
+      return;
+    case element_type::NULL_VALUE:
+      out += "null";
+      return;
+  }
+}
+
+Result<std::string> normalize(std::string_view json) {
+  simdjson::dom::parser parser;
+  auto doc = parser.parse(json.data(), json.size());
+  if (doc.error()) return make_error("invalid JSON");
+  std::string out;
+  append_value(out, doc.value_unsafe());
+  return out;
+}
+
+}  // namespace siomq::js

@@ -1,0 +1,220 @@
+#include "wire/socketio.h"
+
+#include <simdjson.h>
+
+#include <charconv>
+
+namespace siomq::sio {
+namespace {
+
+// simdjson parsers keep scratch memory sized to the largest document seen; one per thread is reused.
+simdjson::dom::parser& thread_parser() {
+  thread_local simdjson::dom::parser parser;
+  return parser;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Walks the document for placeholders, as Socket.IO's reconstruction does: an object whose
+// `_placeholder` is true must carry a number `num` that indexes an existing attachment.
+Status check_placeholders(simdjson::dom::element el, size_t attachments, int depth) {
+  if (depth > 1024) return make_error("JSON nested too deeply");
+  switch (el.type()) {
+    case simdjson::dom::element_type::ARRAY: {
+      simdjson::dom::array arr = el.get_array().value_unsafe();
+      for (auto child : arr) {
+        auto st = check_placeholders(child, attachments, depth + 1);
+        if (!st) return st;
+      }
+      return Ok{};
+    }
+    case simdjson::dom::element_type::OBJECT: {
+      auto obj = el.get_object().value_unsafe();
+      auto ph = obj["_placeholder"];
+      if (!ph.error() && ph.value_unsafe().is_bool() && ph.value_unsafe().get_bool().value_unsafe()) {
+        auto num = obj["num"];
+        if (num.error()) return make_error("illegal attachments");
+        auto v = num.value_unsafe();
+        double n = 0;
+        if (v.is_int64()) n = static_cast<double>(v.get_int64().value_unsafe());
+        else if (v.is_uint64()) n = static_cast<double>(v.get_uint64().value_unsafe());
+        else if (v.is_double()) n = v.get_double().value_unsafe();
+        else return make_error("illegal attachments");
+        if (!(n >= 0) || n >= static_cast<double>(attachments) || n != static_cast<double>(static_cast<size_t>(n)))
+          return make_error("illegal attachments");
+        return Ok{};
+      }
+      for (auto field : obj) {
+        auto st = check_placeholders(field.value, attachments, depth + 1);
+        if (!st) return st;
+      }
+      return Ok{};
+    }
+    default:
+      return Ok{};
+  }
+}
+
+}  // namespace
+
+Result<Packet> decode_text(std::string_view text) {
+  if (text.empty()) return make_error("empty packet");
+  Packet p;
+  int t = text[0] - '0';
+  if (t < 0 || t > 6) return make_error("unknown packet type");
+  p.type = static_cast<PacketType>(t);
+  size_t i = 1;
+
+  if (p.type == PacketType::kBinaryEvent || p.type == PacketType::kBinaryAck) {
+    size_t start = i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    if (i == start || i >= text.size() || text[i] != '-' || i - start > 6) return make_error("illegal attachments");
+    std::from_chars(text.data() + start, text.data() + i, p.attachment_count);
+    if (p.attachment_count > kMaxAttachments) return make_error("too many attachments");
+    ++i;
+  }
+
+  if (i < text.size() && text[i] == '/') {
+    size_t comma = text.find(',', i);
+    size_t end = comma == std::string_view::npos ? text.size() : comma;
+    p.nsp.assign(text.substr(i, end - i));
+    i = comma == std::string_view::npos ? text.size() : comma + 1;
+  }
+
+  if (i < text.size() && is_digit(text[i])) {
+    size_t start = i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    if (i - start > 15) return make_error("ack id too large");
+    uint64_t id = 0;
+    std::from_chars(text.data() + start, text.data() + i, id);
+    p.id = id;
+  }
+
+  p.data.assign(text.substr(i));
+  return p;
+}
+
+// Validates `p`; for events, stores the event name in `*event` when it is given.
+static Status validate_packet(const Packet& p, std::string* event) {
+  using simdjson::dom::element_type;
+  if (p.data.empty()) {
+    if (p.type == PacketType::kConnect || p.type == PacketType::kDisconnect) return Ok{};
+    return make_error("missing payload");
+  }
+  if (p.type == PacketType::kDisconnect) return make_error("unexpected payload");
+  if (p.attachments.size() != p.attachment_count) return make_error("attachments missing");
+  auto doc = thread_parser().parse(p.data);
+  if (doc.error()) return make_error("invalid payload");
+  auto root = doc.value_unsafe();
+  switch (p.type) {
+    case PacketType::kConnect:
+      if (root.type() != element_type::OBJECT) return make_error("invalid payload");
+      break;
+    case PacketType::kConnectError:
+      if (root.type() != element_type::OBJECT && root.type() != element_type::STRING)
+        return make_error("invalid payload");
+      break;
+    case PacketType::kEvent:
+    case PacketType::kBinaryEvent: {
+      if (root.type() != element_type::ARRAY) return make_error("invalid payload");
+      auto arr = root.get_array().value_unsafe();
+      if (arr.size() == 0 || arr.at(0).value_unsafe().type() != element_type::STRING)
+        return make_error("invalid payload");
+      if (event) *event = std::string(arr.at(0).value_unsafe().get_string().value_unsafe());
+      break;
+    }
+    case PacketType::kAck:
+    case PacketType::kBinaryAck:
+      if (root.type() != element_type::ARRAY) return make_error("invalid payload");
+      break;
+    case PacketType::kDisconnect:
+      break;
+  }
+  if (p.type == PacketType::kBinaryEvent || p.type == PacketType::kBinaryAck)
+    return check_placeholders(root, p.attachment_count, 0);
+  return Ok{};
+}
+
+Status validate(const Packet& p) { return validate_packet(p, nullptr); }
+
+std::string event_name(const Packet& p) {
+  auto doc = thread_parser().parse(p.data);
+  if (doc.error()) return {};
+  auto first = doc.value_unsafe().at(0);
+  if (first.error()) return {};
+  auto s = first.value_unsafe().get_string();
+  return s.error() ? std::string() : std::string(s.value_unsafe());
+}
+
+Result<std::optional<Packet>> Decoder::feed_text(std::string_view text) {
+  if (pending_) return make_error("text packet while attachments were expected");
+  auto p = decode_text(text);
+  if (!p) return p.error();
+  if (p->attachment_count > 0) {
+    pending_ = std::move(*p);
+    return std::optional<Packet>{};
+  }
+  auto st = validate_packet(*p, &p->event);
+  if (!st) return st.error();
+  return std::optional<Packet>{std::move(*p)};
+}
+
+Result<std::optional<Packet>> Decoder::feed_binary(std::string bytes) {
+  if (!pending_) return make_error("unexpected binary attachment");
+  pending_->attachments.push_back(std::move(bytes));
+  if (pending_->attachments.size() < pending_->attachment_count) return std::optional<Packet>{};
+  Packet p = std::move(*pending_);
+  pending_.reset();
+  auto st = validate_packet(p, &p.event);
+  if (!st) return st.error();
+  return std::optional<Packet>{std::move(p)};
+}
+
+void append_text(std::string& out, PacketType type, std::string_view nsp, std::optional<uint64_t> id,
+                 std::string_view data, size_t attachment_count) {
+  out.push_back(static_cast<char>('0' + static_cast<int>(type)));
+  if (type == PacketType::kBinaryEvent || type == PacketType::kBinaryAck) {
+    out.append(std::to_string(attachment_count));
+    out.push_back('-');
+  }
+  if (!nsp.empty() && nsp != "/") {
+    out.append(nsp);
+    out.push_back(',');
+  }
+  if (id) out.append(std::to_string(*id));
+  out.append(data);
+}
+
+std::string encode_text(const Packet& p) {
+  std::string out;
+  append_text(out, p.type, p.nsp, p.id, p.data, p.attachment_count);
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\b': out.append("\\b"); break;
+      case '\f': out.append("\\f"); break;
+      case '\n': out.append("\\n"); break;
+      case '\r': out.append("\\r"); break;
+      case '\t': out.append("\\t"); break;
+      default:
+        if (c < 0x20) {
+          out.append("\\u00");
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 15]);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+}  // namespace siomq::sio
