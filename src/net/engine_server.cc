@@ -14,26 +14,6 @@
 namespace siomq::net {
 namespace http = boost::beast::http;
 
-namespace {
-
-std::string_view error_message(EngineError e) {
-  switch (e) {
-    case EngineError::kTransportUnknown: return "Transport unknown";
-    case EngineError::kUnknownSid: return "Session ID unknown";
-    case EngineError::kBadHandshakeMethod: return "Bad handshake method";
-    case EngineError::kBadRequest: return "Bad request";
-    case EngineError::kForbidden: return "Forbidden";
-    case EngineError::kUnsupportedProtocolVersion: return "Unsupported protocol version";
-  }
-  return "Bad request";
-}
-
-bool is_websocket_upgrade(const HttpRequest& req) {
-  return header_has_token(req[http::field::upgrade], "websocket");
-}
-
-}  // namespace
-
 std::string random_id() {
   unsigned char bytes[15];
   if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("RAND_bytes failed");
@@ -62,7 +42,7 @@ void EngineServer::add_cors(HttpResponse& res, std::string_view origin) {
 
 HttpResponse EngineServer::error_response(const HttpRequest& request, EngineError error) {
   std::string body = "{\"code\":" + std::to_string(static_cast<int>(error)) + ",\"message\":\"" +
-                     std::string(error_message(error)) + "\"}";
+                     std::string(engine_error_message(error)) + "\"}";
   auto status = error == EngineError::kForbidden ? http::status::forbidden : http::status::bad_request;
   auto res = make_response(request, status, std::move(body), "application/json");
   add_cors(res, request[http::field::origin]);
@@ -70,70 +50,33 @@ HttpResponse EngineServer::error_response(const HttpRequest& request, EngineErro
 }
 
 bool EngineServer::handle(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request) {
-  Target target = parse_target(request.target());
-  if (target.path.substr(0, options_.path.size()) != options_.path) return false;
-
-  if (request.method() == http::verb::options) {
-    auto res = make_response(request, http::status::no_content);
-    add_cors(res, request[http::field::origin]);
-    res.set(http::field::access_control_allow_methods, "GET,POST");
-    auto asked = request[http::field::access_control_request_headers];
-    if (!asked.empty()) res.set(http::field::access_control_allow_headers, asked);
-    conn->respond(std::move(res));
-    return true;
-  }
-
-  auto transport = target.param("transport").value_or("");
-  if (transport != "polling" && transport != "websocket") {
-    conn->respond(error_response(request, EngineError::kTransportUnknown));
-    return true;
-  }
-  auto eio = target.param("EIO").value_or("");
-  int protocol = eio == "4" ? 4 : (eio == "3" && options_.allow_eio3) ? 3 : 0;
-  if (protocol == 0) {
-    conn->respond(error_response(request, EngineError::kUnsupportedProtocolVersion));
-    return true;
-  }
-
-  if (auto sid = target.param("sid")) {
-    auto session = find(std::string(*sid));
-    if (!session) {
-      conn->respond(error_response(request, EngineError::kUnknownSid));
+  EngineRequest r = classify_engine_request(std::string_view(request.method_string()), request.target(),
+                                            request[http::field::upgrade], options_.path, options_.allow_eio3);
+  switch (r.kind) {
+    case EngineRequest::kNotEngine:
+      return false;
+    case EngineRequest::kPreflight: {
+      auto res = make_response(request, http::status::no_content);
+      add_cors(res, request[http::field::origin]);
+      res.set(http::field::access_control_allow_methods, "GET,POST");
+      auto asked = request[http::field::access_control_request_headers];
+      if (!asked.empty()) res.set(http::field::access_control_allow_headers, asked);
+      conn->respond(std::move(res));
       return true;
     }
-    if (&session->worker() != &conn->worker()) {
-      conn->migrate(session->worker(), std::move(request));
+    case EngineRequest::kError:
+      conn->respond(error_response(request, r.error));
       return true;
-    }
-    if (transport == "websocket") {
-      if (!is_websocket_upgrade(request)) {
-        conn->respond(error_response(request, EngineError::kBadRequest));
-        return true;
-      }
-      session->on_upgrade_request(conn, request);
-    } else if (session->is_websocket()) {
-      conn->respond(error_response(request, EngineError::kBadRequest));
-    } else if (request.method() == http::verb::get) {
-      session->on_poll(conn, request);
-    } else if (request.method() == http::verb::post) {
-      session->on_post(conn, request);
-    } else {
-      conn->respond(error_response(request, EngineError::kBadRequest));
-    }
-    return true;
-  }
-
-  if (request.method() != http::verb::get) {
-    conn->respond(error_response(request, EngineError::kBadHandshakeMethod));
-    return true;
-  }
-  if (transport == "websocket") {
-    if (!is_websocket_upgrade(request)) {
-      conn->respond(error_response(request, EngineError::kBadRequest));
+    case EngineRequest::kSession:
+      on_session_request(conn, request, r);
       return true;
-    }
+    case EngineRequest::kHandshake:
+      break;
+  }
+  if (r.websocket) {
     std::string remote = conn->remote_address();
     Worker& worker = conn->worker();
+    int protocol = r.protocol;
     conn->accept_websocket(request, [this, protocol, remote, &worker](boost::asio::ip::tcp::socket socket,
                                                                       std::string leftover) {
       auto session = create(worker, protocol, remote);
@@ -141,9 +84,31 @@ bool EngineServer::handle(const std::shared_ptr<HttpConnection>& conn, HttpReque
     });
     return true;
   }
-  auto session = create(conn->worker(), protocol, conn->remote_address());
+  auto session = create(conn->worker(), r.protocol, conn->remote_address());
   session->open_polling(conn, request, factory_(*session));
   return true;
+}
+
+void EngineServer::on_session_request(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request,
+                                      const EngineRequest& r) {
+  auto session = find(r.sid);
+  if (!session) {
+    conn->respond(error_response(request, EngineError::kUnknownSid));
+    return;
+  }
+  if (&session->worker() != &conn->worker()) {
+    conn->migrate(session->worker(), std::move(request));
+    return;
+  }
+  if (r.websocket) {
+    session->on_upgrade_request(conn, request);
+  } else if (session->is_websocket()) {
+    conn->respond(error_response(request, EngineError::kBadRequest));
+  } else if (request.method() == http::verb::get) {
+    session->on_poll(conn, request);
+  } else {
+    session->on_post(conn, request);
+  }
 }
 
 std::shared_ptr<EngineSession> EngineServer::create(Worker& worker, int protocol, const std::string& remote) {

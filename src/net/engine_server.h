@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "net/engine_request.h"
 #include "net/http_connection.h"
 #include "net/session_handler.h"
 #include "net/transport_options.h"
@@ -18,10 +19,6 @@ namespace siomq::net {
 
 class EngineSession;
 class WorkerPool;
-
-// Engine.IO's error codes for rejected requests.
-enum class EngineError { kTransportUnknown = 0, kUnknownSid = 1, kBadHandshakeMethod = 2, kBadRequest = 3,
-                         kForbidden = 4, kUnsupportedProtocolVersion = 5 };
 
 class EngineServer {
  public:
@@ -55,6 +52,7 @@ class EngineServer {
     std::unique_ptr<boost::asio::steady_timer> timer;
   };
 
+  void on_session_request(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request, const EngineRequest& r);
   std::shared_ptr<EngineSession> create(Worker& worker, int protocol, const std::string& remote);
   void sweep(size_t worker_index);
   std::chrono::milliseconds sweep_interval() const;

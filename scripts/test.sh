@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The one test command: installs what is needed, builds, and runs every suite —
+#   1. release build: unit tests (ctest) and end-to-end tests against a real siomq-server;
+#   2. AddressSanitizer + UBSan build (clang-14): unit tests, end-to-end tests, and short libFuzzer runs;
+#   3. ThreadSanitizer build (clang-14): the concurrency end-to-end tests.
+# Any sanitizer report fails the run. Ends with one line "tests: N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+bash scripts/setup.sh || { echo "setup failed"; exit 1; }
+
+passed=0
+failed=0
+failed_steps=()
+logdir=$(mktemp -d /tmp/siomq-test.XXXXXX)
+
+# run_step NAME KIND COMMAND...: KIND says how to count tests in the output (ctest, node, one).
+run_step() {
+  local name=$1 kind=$2
+  shift 2
+  local log="$logdir/$name.log"
+  echo "=== $name"
+  local start=$SECONDS
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local p=0 f=0
+  case $kind in
+    ctest)
+      local line
+      line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" | tail -1)
+      if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+        f=${BASH_REMATCH[1]}
+        p=$((BASH_REMATCH[2] - f))
+      fi ;;
+    node)
+      p=$(grep -E "^# pass [0-9]+" "$log" | tail -1 | awk '{print $3}')
+      f=$(grep -E "^# fail [0-9]+" "$log" | tail -1 | awk '{print $3}')
+      p=${p:-0}
+      f=${f:-0} ;;
+    one)
+      if [ "$rc" -eq 0 ]; then p=1; else f=1; fi ;;
+  esac
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$rc" -ne 0 ]; then failed_steps+=("$name"); fi
+  echo "=== $name: exit $rc, $p passed, $f failed, $((SECONDS - start)) s"
+}
+
+configure() {  # configure DIR [cmake args...]
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+# 1. Release build.
+run_step build-release one bash -c "$(declare -f configure); configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build"
+run_step unit-release ctest ctest --test-dir build --output-on-failure
+run_step e2e-release node env SIOMQ_SERVER="$root/build/src/siomq-server" bash tests/e2e/run.sh
+
+# 2. AddressSanitizer + UndefinedBehaviorSanitizer, with the fuzz targets.
+run_step build-asan one bash -c "$(declare -f configure); configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DSIOMQ_SANITIZE=address,undefined -DSIOMQ_FUZZ=ON && cmake --build build-asan"
+run_step unit-asan ctest ctest --test-dir build-asan --output-on-failure
+run_step e2e-asan node env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 bash tests/e2e/run.sh
+for target in build-asan/tests/fuzz/fuzz_*; do
+  [ -x "$target" ] || continue
+  name=$(basename "$target")
+  corpus="$logdir/corpus-$name"
+  mkdir -p "$corpus"
+  cp -r "tests/fuzz/corpus/${name#fuzz_}/." "$corpus/" 2>/dev/null
+  run_step "$name" one "$target" -max_total_time="${SIOMQ_FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 "$corpus"
+done
+
+# 3. ThreadSanitizer: the tests where several worker threads share state.
+run_step build-tsan one bash -c "$(declare -f configure); configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DSIOMQ_SANITIZE=thread -DSIOMQ_TESTS=OFF && cmake --build build-tsan"
+run_step e2e-tsan node env SIOMQ_SERVER="$root/build-tsan/src/siomq-server" SIOMQ_SANITIZED=1 \
+  bash tests/e2e/run.sh --concurrency
+
+echo
+if ((${#failed_steps[@]})); then echo "failed steps: ${failed_steps[*]}"; fi
+echo "tests: $passed passed, $failed failed"
+rm -rf "$logdir"
+[ "$failed" -eq 0 ] && [ ${#failed_steps[@]} -eq 0 ]
