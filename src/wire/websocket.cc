@@ -8,6 +8,15 @@
 #include "wire/base64.h"
 
 namespace siomq::ws {
+namespace {
+
+// Codes a peer may send (RFC 6455 7.4, IANA registry; as Node's ws accepts): 1004-1006 and 1015 are
+// reserved for local use and never valid on the wire.
+bool valid_close_code(uint16_t c) {
+  return (c >= 1000 && c <= 1014 && c != 1004 && c != 1005 && c != 1006) || (c >= 3000 && c <= 4999);
+}
+
+}  // namespace
 
 size_t encode_header(uint8_t* out, Opcode opcode, bool fin, uint64_t size, const uint8_t* mask) {
   size_t n = 0;
@@ -102,6 +111,9 @@ Result<size_t> Reader::next(char* p, size_t n, Event& ev, bool& have_event) {
       if (len >= 2) {
         ev.close_code = static_cast<uint16_t>((uint8_t(body[0]) << 8) | uint8_t(body[1]));
         ev.payload = body.substr(2);
+        if (!valid_close_code(ev.close_code)) return make_error("bad close code", kCloseProtocolError);
+        if (!simdjson::validate_utf8(ev.payload.data(), ev.payload.size()))
+          return make_error("invalid UTF-8", kCloseInvalidData);
       }
     }
     return h + static_cast<size_t>(len);

@@ -1,0 +1,102 @@
+// libFuzzer target for the Socket.IO codec.
+//
+// Input layout: byte 0 is how many of the following parts are binary attachments (mod 16); the rest is
+// split on 0xff (never valid in JSON text) into parts. The first part is fed to a Decoder as text, the
+// next n parts as binary attachments, and any further parts as text again, so the decoder's state
+// machine sees out-of-order messages too. Every packet the Decoder returns must be internally consistent,
+// survive encode_text/decode_text, and its JSON must normalise (js::normalize) to a fixed point.
+#include <simdjson.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wire/js_json.h"
+#include "wire/socketio.h"
+
+namespace {
+
+using namespace siomq::sio;
+
+void check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+bool is_binary_type(PacketType t) { return t == PacketType::kBinaryEvent || t == PacketType::kBinaryAck; }
+
+void check_packet(const Packet& p) {
+  check(validate(p).ok());
+  check(p.attachments.size() == p.attachment_count);
+  check(is_binary_type(p.type) || p.attachment_count == 0);
+  check(!p.nsp.empty() && p.nsp[0] == '/');
+  if (p.type == PacketType::kEvent || p.type == PacketType::kBinaryEvent) check(p.event == event_name(p));
+
+  auto again = decode_text(encode_text(p));
+  check(again.ok());
+  check(again->type == p.type);
+  check(again->nsp == p.nsp);
+  check(again->id == p.id);
+  check(again->data == p.data);
+  check(again->attachment_count == p.attachment_count);
+
+  // Valid JSON always normalises (JSON.stringify(JSON.parse(x))), and normalising is idempotent.
+  if (!p.data.empty()) {
+    auto once = siomq::js::normalize(p.data);
+    check(once.ok());
+    auto twice = siomq::js::normalize(*once);
+    check(twice.ok() && *twice == *once);
+  }
+}
+
+// A JSON string built by append_json_string must parse back to the same text.
+void check_json_string(std::string_view text) {
+  if (!simdjson::validate_utf8(text.data(), text.size())) return;
+  Packet p;
+  p.data = "[";
+  append_json_string(p.data, text);
+  p.data += "]";
+  check(validate(p).ok());
+  check(event_name(p) == text);
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    size_t at = s.find(sep);
+    parts.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    s.remove_prefix(at + 1);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const size_t attachments = data[0] % 16;
+  const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const auto parts = split(rest, '\xff');
+
+  check_json_string(parts[0]);
+
+  auto direct = decode_text(parts[0]);
+  if (direct.ok()) check(direct->attachment_count <= kMaxAttachments);
+
+  Decoder decoder;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool binary = i >= 1 && i <= attachments;
+    const bool was_waiting = decoder.awaiting_attachments();
+    auto r = binary ? decoder.feed_binary(std::string(parts[i])) : decoder.feed_text(parts[i]);
+    if (!r.ok()) {
+      if (binary && !was_waiting) check(!decoder.awaiting_attachments());
+      if (!binary && was_waiting) check(decoder.awaiting_attachments());
+      decoder = Decoder();  // a connection is closed on the first error
+      continue;
+    }
+    check(!(r->has_value() && decoder.awaiting_attachments()));
+    if (r->has_value()) check_packet(**r);
+    else check(decoder.awaiting_attachments());
+  }
+  return 0;
+}

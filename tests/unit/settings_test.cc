@@ -1,0 +1,60 @@
+#include "server/settings.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace siomq::server {
+namespace {
+
+using nlohmann::json;
+
+TEST(Settings, DefaultsMatchTheReferenceLauncher) {
+  auto s = settings_from_json(json::object());
+  EXPECT_EQ(s.transport.path, "/socket.io/");
+  EXPECT_EQ(s.transport.ping_interval.count(), 5000);
+  EXPECT_EQ(s.transport.ping_timeout.count(), 10000);
+  EXPECT_EQ(s.transport.max_payload, 52428800u);
+  EXPECT_TRUE(s.transport.allow_eio3);
+  EXPECT_FALSE(s.diagnostics);
+}
+
+TEST(Settings, ReadsTheTransportBlockAndKeepsTheDocument) {
+  auto s = settings_from_json(json::parse(R"({"transport":{"path":"/mq","ping_interval":300,"max_payload":1000,
+      "allow_eio3":false},"diagnostics":true,"auth":{"enabled":false},"something_else":1})"));
+  EXPECT_EQ(s.transport.path, "/mq/");
+  EXPECT_EQ(s.transport.ping_interval.count(), 300);
+  EXPECT_EQ(s.transport.max_payload, 1000u);
+  EXPECT_FALSE(s.transport.allow_eio3);
+  EXPECT_TRUE(s.diagnostics);
+  EXPECT_TRUE(s.document->contains("auth"));
+}
+
+TEST(Settings, WrongTypesAreStartUpErrors) {
+  EXPECT_THROW(settings_from_json(json::parse("[]")), std::runtime_error);
+  EXPECT_THROW(settings_from_json(json::parse(R"({"transport":[]})")), std::runtime_error);
+  EXPECT_THROW(settings_from_json(json::parse(R"({"transport":{"ping_interval":"5s"}})")), std::runtime_error);
+  EXPECT_THROW(settings_from_json(json::parse(R"({"transport":{"ping_timeout":0}})")), std::runtime_error);
+  EXPECT_THROW(settings_from_json(json::parse(R"({"transport":{"max_payload":-1}})")), std::runtime_error);
+  EXPECT_THROW(settings_from_json(json::parse(R"({"transport":{"path":"nope"}})")), std::runtime_error);
+  EXPECT_THROW(settings_from_json(json::parse(R"({"transport":{"allow_eio3":1}})")), std::runtime_error);
+  EXPECT_THROW(settings_from_json(json::parse(R"({"diagnostics":"yes"})")), std::runtime_error);
+}
+
+TEST(Settings, EnvironmentOverridesMaxPayload) {
+  auto s = settings_from_json(json::object());
+  setenv("TYO_MQ_MAX_HTTP_BUFFER_SIZE", "1234", 1);
+  apply_environment(s);
+  EXPECT_EQ(s.transport.max_payload, 1234u);
+  setenv("TYO_MQ_MAX_HTTP_BUFFER_SIZE", "12x", 1);
+  EXPECT_THROW(apply_environment(s), std::runtime_error);
+  unsetenv("TYO_MQ_MAX_HTTP_BUFFER_SIZE");
+}
+
+TEST(Settings, MissingOrBrokenFilesAreErrors) {
+  EXPECT_THROW(load_settings_file("/nonexistent/settings.json"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace siomq::server
