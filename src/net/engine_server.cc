@@ -144,7 +144,8 @@ size_t EngineServer::session_count() {
 }
 
 void EngineServer::payload_too_large(std::string_view target) {
-  auto sid = parse_target(target).param("sid");
+  Target parsed = parse_target(target);
+  auto sid = parsed.param("sid");
   if (!sid) return;
   auto session = find(std::string(*sid));
   if (!session) return;

@@ -45,15 +45,11 @@ void EngineSession::send_open_packet() {
 void EngineSession::open_polling(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request,
                                  std::unique_ptr<SessionHandler> handler) {
   handler_ = std::move(handler);
-  send_open_packet();
   // The handshake GET is answered with the open packet alone; what the handler sends next waits
   // for the following GET, as the reference does.
-  PendingPoll poll{conn, request.version(), request.keep_alive(), std::string(request[http::field::origin])};
-  std::vector<eio::Frame> frames{{false, *queue_.front().bytes}};
-  std::string body = eio::encode_payload(frames, protocol_);
-  queue_.clear();
-  queued_bytes_ = 0;
-  answer_poll(poll, std::move(body));
+  send_open_packet();
+  poll_ = PendingPoll{conn, request.version(), request.keep_alive(), std::string(request[http::field::origin])};
+  answer_poll();
   handler_->on_open();
 }
 
@@ -67,6 +63,16 @@ void EngineSession::open_websocket(tcp::socket socket, std::string leftover, std
 }
 
 void EngineSession::on_poll(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request) {
+  if (closed_) {
+    // Closed by the server while no GET was pending: this GET takes what was queued and the close packet.
+    poll_ = PendingPoll{conn, request.version(), request.keep_alive(), std::string(request[http::field::origin])};
+    answer_poll("1");
+    if (lingering_) {
+      lingering_ = false;
+      server_.forget(*this);
+    }
+    return;
+  }
   if (poll_) {
     // Two pending GETs for one session is a protocol error: refuse the new one and close the session.
     auto res = EngineServer::error_response(request, EngineError::kBadRequest);
@@ -75,10 +81,22 @@ void EngineSession::on_poll(const std::shared_ptr<HttpConnection>& conn, const H
     return;
   }
   poll_ = PendingPoll{conn, request.version(), request.keep_alive(), std::string(request[http::field::origin])};
+  // A client that goes away during a long poll is gone: Engine.IO closes the session at once.
+  conn->watch_for_close([weak = weak_from_this(), raw = conn.get()] {
+    auto self = weak.lock();
+    if (self && self->poll_ && self->poll_->conn.get() == raw) {
+      self->poll_.reset();
+      self->close("poll connection closed prematurely");
+    }
+  });
   if (!queue_.empty() || upgrading_) schedule_poll_flush();
 }
 
 void EngineSession::on_post(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request) {
+  if (closed_) {
+    conn->respond(EngineServer::error_response(request, EngineError::kUnknownSid));
+    return;
+  }
   bool binary_body = request[http::field::content_type].starts_with("application/octet-stream");
   auto packets = eio::decode_payload(request.body(), protocol_, binary_body);
   if (!packets) {
@@ -158,14 +176,10 @@ void EngineSession::on_probe_message(std::string_view payload) {
 void EngineSession::finish_upgrade() {
   ws_ = std::move(probe_);
   upgrading_ = false;
-  if (poll_) {
-    PendingPoll poll = std::move(*poll_);
-    poll_.reset();
-    answer_poll(poll, "6");
-  }
   auto pending = std::move(queue_);
   queue_.clear();
   queued_bytes_ = 0;
+  if (poll_) answer_poll("6");
   for (auto& f : pending) ws_->send(std::move(f));
 }
 
@@ -238,24 +252,21 @@ void EngineSession::schedule_poll_flush() {
 }
 
 void EngineSession::flush_poll() {
-  if (!poll_) return;
-  if (queue_.empty() && !upgrading_ && !closed_) return;
+  if (!poll_ || closed_) return;
+  if (!queue_.empty()) answer_poll();
+  else if (upgrading_) answer_poll("6");
+}
+
+void EngineSession::answer_poll(std::string_view trailer) {
   PendingPoll poll = std::move(*poll_);
   poll_.reset();
-  if (queue_.empty()) {
-    answer_poll(poll, upgrading_ ? "6" : "1");
-    return;
-  }
   std::vector<eio::Frame> frames;
-  frames.reserve(queue_.size());
+  frames.reserve(queue_.size() + 1);
   for (const auto& f : queue_) frames.push_back({f.binary, *f.bytes});
+  if (!trailer.empty()) frames.push_back({false, trailer});
   std::string body = eio::encode_payload(frames, protocol_);
   queue_.clear();
   queued_bytes_ = 0;
-  answer_poll(poll, std::move(body));
-}
-
-void EngineSession::answer_poll(PendingPoll& poll, std::string body) {
   HttpResponse res{http::status::ok, poll.version};
   res.set(http::field::content_type, "text/plain; charset=UTF-8");
   EngineServer::add_cors(res, poll.origin);
@@ -265,22 +276,21 @@ void EngineSession::answer_poll(PendingPoll& poll, std::string body) {
   poll.conn->respond(std::move(res));
 }
 
-void EngineSession::close(std::string_view reason) {
+void EngineSession::close(std::string_view reason, bool deliver_queued) {
   if (closed_) return;
   closed_ = true;
   auto self = shared_from_this();
   spdlog::debug("session {} closed: {}", sid_, reason);
+  // Over polling the close packet (after what is queued) goes to the pending GET, or to the next one
+  // if none is pending: the session lingers, unlisted for nothing else, until that GET or a timeout.
+  bool linger = false;
   if (poll_) {
-    // Engine.IO answers a pending GET with a close packet when the server closes the session.
-    PendingPoll poll = std::move(*poll_);
-    poll_.reset();
-    std::vector<eio::Frame> frames;
-    for (const auto& f : queue_) frames.push_back({f.binary, *f.bytes});
-    frames.push_back({false, "1"});
-    answer_poll(poll, eio::encode_payload(frames, protocol_));
+    answer_poll("1");
+  } else if (!ws_ && deliver_queued) {
+    linger = true;
+    lingering_ = true;
+    linger_deadline_ = Clock::now() + options_.ping_timeout;
   }
-  queue_.clear();
-  queued_bytes_ = 0;
   if (probe_) {
     probe_->set_listener(nullptr);
     probe_->close(ws::kCloseGoingAway);
@@ -296,11 +306,19 @@ void EngineSession::close(std::string_view reason) {
     // Destroyed once the current call unwinds: a handler up the stack may still be using it.
     boost::asio::post(worker_.io(), [handler] {});
   }
-  server_.forget(*this);
+  if (!linger) server_.forget(*this);
 }
 
 std::optional<std::string_view> EngineSession::tick(Clock::time_point now) {
-  if (closed_) return std::nullopt;
+  if (closed_) {
+    if (lingering_ && now >= linger_deadline_) {
+      lingering_ = false;
+      queue_.clear();
+      queued_bytes_ = 0;
+      server_.forget(*this);
+    }
+    return std::nullopt;
+  }
   if (probe_ && now - probe_started_ > options_.upgrade_timeout) {
     probe_->set_listener(nullptr);
     probe_->close(ws::kCloseGoingAway);

@@ -48,8 +48,10 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
 
   // Queues a frame. A session whose queue outgrows the bound is closed as a slow consumer.
   void send(OutFrame frame);
-  // Closes the session: the handler hears `reason`, the transport is closed after what is queued.
-  void close(std::string_view reason);
+  // Closes the session: the handler hears `reason`; a WebSocket is closed after what is queued. With
+  // `deliver_queued` (the application's own close) a polling client without a pending GET still gets what
+  // was queued and the close packet on its next GET, as Engine.IO does.
+  void close(std::string_view reason, bool deliver_queued = false);
 
   // Heartbeat and timeouts; returns the reason to close the session, if it must close.
   std::optional<std::string_view> tick(Clock::time_point now);
@@ -69,7 +71,8 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   void send_open_packet();
   void schedule_poll_flush();
   void flush_poll();
-  void answer_poll(PendingPoll& poll, std::string body);
+  // Answers the pending GET with everything queued, then `trailer` (a noop or close packet) if given.
+  void answer_poll(std::string_view trailer = {});
   void finish_upgrade();
 
   EngineServer& server_;
@@ -88,6 +91,8 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   bool poll_flush_scheduled_ = false;
   bool upgrading_ = false;
   bool closed_ = false;
+  bool lingering_ = false;  // closed, still listed, waiting for a GET to take the close packet
+  Clock::time_point linger_deadline_;
 
   Clock::time_point opened_at_;
   Clock::time_point next_ping_;      // v4: when the server pings next

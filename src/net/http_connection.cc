@@ -36,6 +36,9 @@ HttpConnection::HttpConnection(tcp::socket socket, Worker& worker, WorkerPool& p
   auto ep = stream_.socket().remote_endpoint(ec);
   if (!ec) remote_address_ = ep.address().to_string();
   stream_.socket().set_option(tcp::no_delay(true), ec);
+  // Never block a worker: the one synchronous call on this socket (the peek in watch_for_close) must
+  // return at once.
+  stream_.socket().non_blocking(true, ec);
 }
 
 void HttpConnection::start() { read_request(); }
@@ -95,6 +98,20 @@ void HttpConnection::respond(HttpResponse response) {
       return;
     }
     self->read_request();
+  });
+}
+
+void HttpConnection::watch_for_close(std::function<void()> on_close) {
+  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), on_close = std::move(on_close)](
+                                                          const boost::system::error_code& ec) {
+    if (ec == asio::error::operation_aborted) return;
+    // Readable means the peer closed (EOF or error) or sent bytes of a next request; only the first counts.
+    // The socket is non-blocking: a read that already took the bytes leaves nothing to peek (would_block).
+    char c;
+    boost::system::error_code peek_ec;
+    size_t n = self->stream_.socket().receive(asio::buffer(&c, 1), tcp::socket::message_peek, peek_ec);
+    if (peek_ec == asio::error::would_block || peek_ec == asio::error::try_again) return;
+    if (ec || peek_ec || n == 0) on_close();
   });
 }
 

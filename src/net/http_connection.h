@@ -49,6 +49,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
   // Sends the response, then reads the next request or closes, as keep-alive says.
   void respond(HttpResponse response);
+  // Calls `on_close` if the client closes the connection while a response is outstanding (a pending
+  // long-poll GET); bytes the client sends meanwhile are left for the next read.
+  void watch_for_close(std::function<void()> on_close);
   // Moves this connection to `target` and serves `request` there.
   void migrate(Worker& target, HttpRequest request);
   // Answers 101 and hands the socket (with any bytes read past the request) to `on_open`.

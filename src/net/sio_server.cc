@@ -7,9 +7,29 @@
 
 #include "net/engine_server.h"
 #include "net/engine_session.h"
+#include "net/http_request.h"
 #include "net/worker_pool.h"
 
 namespace siomq::net {
+namespace {
+
+// "/chat?a=1&b=2" -> {"/chat", "{\"a\":\"1\",\"b\":\"2\"}"}; without a query the auth is empty.
+std::pair<std::string, std::string> split_v3_namespace(std::string_view nsp) {
+  size_t q = nsp.find('?');
+  if (q == std::string_view::npos) return {std::string(nsp), {}};
+  Target target = parse_target(nsp);
+  std::string auth = "{";
+  for (const auto& [k, v] : target.query) {
+    if (auth.size() > 1) auth.push_back(',');
+    sio::append_json_string(auth, k);
+    auth.push_back(':');
+    sio::append_json_string(auth, v);
+  }
+  auth.push_back('}');
+  return {std::string(nsp.substr(0, q)), auth};
+}
+
+}  // namespace
 
 SioServer::SioServer(WorkerPool& pool) : pool_(pool), workers_(pool.size()) {}
 
@@ -145,7 +165,13 @@ void SioClient::connect(const std::string& nsp, std::string_view auth) {
 bool SioClient::handle(sio::Packet&& packet) {
   using sio::PacketType;
   if (packet.type == PacketType::kConnect) {
-    connect(packet.nsp, packet.data);
+    if (session_.protocol() == 3) {
+      // Socket.IO v2 clients put their query in the namespace ("/chat?token=x"); it is their auth payload.
+      auto [nsp, auth] = split_v3_namespace(packet.nsp);
+      connect(nsp, auth);
+    } else {
+      connect(packet.nsp, packet.data);
+    }
     return true;
   }
   Socket* socket = find(packet.nsp);

@@ -75,7 +75,7 @@ void Socket::disconnect(bool close_connection) {
   client_.send(text_frame(std::move(text)));
   EngineSession& session = client_.session();
   client_.remove(*this, "server namespace disconnect");  // destroys *this
-  if (close_connection) session.close("server namespace disconnect");
+  if (close_connection) session.close("server namespace disconnect", true);
 }
 
 }  // namespace siomq::net

@@ -54,14 +54,16 @@ int run(const Options& opt) {
   net::Listener listener(pool, routes, transport);
   listener.listen(opt.host, opt.port);
 
+  // Signals are caught from here on: a TERM or HUP right after the "listening" line is handled, not fatal.
+  boost::asio::io_context signals_io;
+  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM, SIGHUP);
+
   pool.start();
   engine.start();
   listener.start();
   spdlog::info("siomq-server {} listening on {}:{} ({} threads, data dir {})", SIOMQ_VERSION, opt.host,
                listener.port(), threads, opt.data_dir);
 
-  boost::asio::io_context signals_io;
-  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM, SIGHUP);
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int sig) {
         if (ec) return;

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the end-to-end suite against a real siomq-server binary.
+#
+#   tests/e2e/run.sh [--concurrency] [extra node --test args]
+#
+# --concurrency   only the files where several worker threads share state (rooms, the session registry,
+#                 connections moving between workers, shutdown): the ThreadSanitizer run uses this.
+# SIOMQ_SERVER    the server binary (default: build/src/siomq-server of this checkout)
+# SIOMQ_SANITIZED set to 1 for a sanitizer build: the tests wait longer
+# E2E_CONCURRENCY test files run side by side (default 2); the 1,000-client test always runs alone.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+if [[ -n "${SIOMQ_SERVER:-}" ]]; then
+  SIOMQ_SERVER="$(cd "$(dirname "$SIOMQ_SERVER")" && pwd)/$(basename "$SIOMQ_SERVER")"
+else
+  SIOMQ_SERVER="$root/build/src/siomq-server"
+fi
+export SIOMQ_SERVER
+if [[ ! -x "$SIOMQ_SERVER" ]]; then
+  echo "run.sh: no server binary at $SIOMQ_SERVER (build it, or set SIOMQ_SERVER)" >&2
+  exit 2
+fi
+if [[ ! -d "$here/node_modules/socket.io-client" ]]; then
+  echo "run.sh: npm packages missing; run: (cd $here && npm ci)" >&2
+  exit 2
+fi
+
+concurrency_only=0
+if [[ "${1:-}" == --concurrency ]]; then
+  concurrency_only=1
+  shift
+fi
+
+cd "$here"
+shopt -s nullglob
+if ((concurrency_only)); then
+  all=(diagnostics.test.js upgrade.test.js lifecycle.test.js many_clients.test.js)
+else
+  all=(*.test.js)
+fi
+files=()
+for f in "${all[@]}"; do
+  [[ "$f" == many_clients.test.js ]] || files+=("$f")
+done
+
+# Two runs (the crowd test alone), then one summary over both in node's own format, so that a reader
+# of the last "# pass N" line sees the whole suite.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+status=0
+start=$SECONDS
+# A hung test fails instead of hanging the suite.
+timeout_ms=$([[ -n "${SIOMQ_SANITIZED:-}" ]] && echo 600000 || echo 180000)
+node --test --test-timeout="$timeout_ms" --test-concurrency="${E2E_CONCURRENCY:-2}" "$@" "${files[@]}" 2>&1 | tee "$logs/1" || status=1
+if [[ " ${all[*]} " == *" many_clients.test.js "* ]]; then
+  node --test --test-timeout="$timeout_ms" --test-concurrency=1 "$@" many_clients.test.js 2>&1 | tee "$logs/2" || status=1
+fi
+echo "# e2e summary"
+for key in tests pass fail cancelled skipped todo; do
+  echo "# $key $(cat "$logs"/* | awk -v k="$key" '$1 == "#" && $2 == k && NF == 3 { n += $3 } END { print n + 0 }')"
+done
+echo "# duration_s $((SECONDS - start))"
+exit "$status"
