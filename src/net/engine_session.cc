@@ -281,8 +281,9 @@ void EngineSession::close(std::string_view reason, bool deliver_queued) {
   closed_ = true;
   auto self = shared_from_this();
   spdlog::debug("session {} closed: {}", sid_, reason);
-  // Over polling the close packet (after what is queued) goes to the pending GET, or to the next one
-  // if none is pending: the session lingers, unlisted for nothing else, until that GET or a timeout.
+  // Over polling the close packet (after what is queued) goes to the pending GET. With none pending, an
+  // application close keeps the session registered, doing nothing else, until the next GET takes the
+  // packets or ping_timeout passes.
   bool linger = false;
   if (poll_) {
     answer_poll("1");

@@ -89,25 +89,17 @@ void SioClient::on_open() {
   if (session_.protocol() == 3) connect("/", {});
 }
 
-bool SioClient::on_text(std::string_view text) {
-  auto r = decoder_.feed_text(text);
+bool SioClient::on_text(std::string_view text) { return decoded(decoder_.feed_text(text)); }
+
+bool SioClient::on_binary(std::string bytes) { return decoded(decoder_.feed_binary(std::move(bytes))); }
+
+bool SioClient::decoded(Result<std::optional<sio::Packet>> r) {
   if (!r) {
     spdlog::info("session {} ({}): bad Socket.IO packet: {}", session_.sid(), session_.remote_address(),
                  r.error().message);
     return false;
   }
-  if (!r->has_value()) return true;
-  return handle(std::move(**r));
-}
-
-bool SioClient::on_binary(std::string bytes) {
-  auto r = decoder_.feed_binary(std::move(bytes));
-  if (!r) {
-    spdlog::info("session {} ({}): bad Socket.IO attachment: {}", session_.sid(), session_.remote_address(),
-                 r.error().message);
-    return false;
-  }
-  if (!r->has_value()) return true;
+  if (!r->has_value()) return true;  // attachments still to come
   return handle(std::move(**r));
 }
 

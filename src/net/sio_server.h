@@ -79,6 +79,7 @@ class SioClient : public SessionHandler {
   void remove(Socket& socket, std::string_view reason);
 
  private:
+  bool decoded(Result<std::optional<sio::Packet>> r);
   bool handle(sio::Packet&& packet);
   void connect(const std::string& nsp, std::string_view auth);
   Socket* find(std::string_view nsp);

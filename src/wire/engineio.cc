@@ -33,21 +33,22 @@ Result<Packet> decode_base64_packet(std::string_view text) {
   return Packet{PacketType::kMessage, true, std::move(*bytes)};
 }
 
+// Appends a decoded packet to `out`, or passes its error on.
+Status push(std::vector<Packet>& out, Result<Packet> p) {
+  if (!p) return p.error();
+  out.push_back(std::move(*p));
+  return Ok{};
+}
+
 Result<std::vector<Packet>> decode_payload_v4(std::string_view body) {
   std::vector<Packet> out;
   size_t start = 0;
   while (true) {
     size_t end = body.find(kRecordSeparator, start);
     std::string_view part = body.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    if (!part.empty() && part[0] == 'b') {
-      auto p = decode_base64_packet(part.substr(1));
-      if (!p) return p.error();
-      out.push_back(std::move(*p));
-    } else {
-      auto p = decode_text(part);
-      if (!p) return p.error();
-      out.push_back(std::move(*p));
-    }
+    bool binary = !part.empty() && part[0] == 'b';
+    auto st = push(out, binary ? decode_base64_packet(part.substr(1)) : decode_text(part));
+    if (!st) return st.error();
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
@@ -70,16 +71,10 @@ Result<std::vector<Packet>> decode_payload_v3_text(std::string_view body) {
     size_t bytes = utf8_prefix_for_utf16_units(rest, units);
     if (bytes == std::string_view::npos || units == 0) return make_error("payload length mismatch");
     std::string_view part = rest.substr(0, bytes);
-    if (part[0] == 'b') {
-      if (part.size() < 2 || part[1] != '4') return make_error("bad binary packet");
-      auto p = decode_base64_packet(part.substr(2));
-      if (!p) return p.error();
-      out.push_back(std::move(*p));
-    } else {
-      auto p = decode_text(part);
-      if (!p) return p.error();
-      out.push_back(std::move(*p));
-    }
+    bool binary = part[0] == 'b';
+    if (binary && (part.size() < 2 || part[1] != '4')) return make_error("bad binary packet");
+    auto st = push(out, binary ? decode_base64_packet(part.substr(2)) : decode_text(part));
+    if (!st) return st.error();
     i = colon + 1 + bytes;
   }
   return out;
@@ -106,9 +101,8 @@ Result<std::vector<Packet>> decode_payload_v3_binary(std::string_view body) {
     if (len == 0 || len > body.size() - i) return make_error("payload length mismatch");
     std::string_view part = body.substr(i, len);
     i += len;
-    auto p = kind == 0 ? decode_text(part) : decode_binary(part, 3);
-    if (!p) return p.error();
-    out.push_back(std::move(*p));
+    auto st = push(out, kind == 0 ? decode_text(part) : decode_binary(part, 3));
+    if (!st) return st.error();
   }
   return out;
 }
