@@ -16,7 +16,8 @@ namespace {
 std::vector<std::string> arguments(std::string_view json) {
   std::vector<std::string> out;
   simdjson::dom::parser parser;
-  auto doc = parser.parse(json.data(), json.size());
+  std::string tamed;
+  auto doc = js::parse(parser, json, tamed);
   if (doc.error() || !doc.value_unsafe().is_array()) return out;
   bool first = true;
   simdjson::dom::array arr = doc.value_unsafe().get_array().value_unsafe();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -136,9 +137,105 @@ void append_value(std::string& out, const simdjson::dom::element& value) {
   }
 }
 
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// JSON's number grammar: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
+bool valid_number(std::string_view t) {
+  size_t i = 0;
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i >= t.size() || !is_digit(t[i])) return false;
+  if (t[i] == '0') ++i;
+  else while (i < t.size() && is_digit(t[i])) ++i;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    if (i >= t.size() || !is_digit(t[i])) return false;
+    while (i < t.size() && is_digit(t[i])) ++i;
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (i >= t.size() || !is_digit(t[i])) return false;
+    while (i < t.size() && is_digit(t[i])) ++i;
+  }
+  return i == t.size();
+}
+
+// Whether simdjson may refuse the token: an integer of more than 18 digits, or an exponent beyond ±300.
+bool beyond_64_bits(std::string_view t) {
+  size_t e = t.find_first_of("eE");
+  if (e != std::string_view::npos) {
+    std::string_view exp = t.substr(e + 1);
+    if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) exp.remove_prefix(1);
+    return exp.size() > 3 || std::atoi(std::string(exp).c_str()) > 300 || t.size() > 40;
+  }
+  if (t.find('.') != std::string_view::npos) return t.size() > 40;
+  size_t digits = t.size() - (t[0] == '-' ? 1 : 0);
+  return digits > 18;
+}
+
+}  // namespace
+
+std::optional<std::string> tame_numbers(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  bool changed = false;
+  size_t i = 0;
+  while (i < json.size()) {
+    char c = json[i];
+    if (c == '"') {
+      size_t j = i + 1;
+      while (j < json.size() && json[j] != '"') j += json[j] == '\\' ? 2 : 1;
+      if (j >= json.size()) return std::nullopt;
+      out.append(json.substr(i, j + 1 - i));
+      i = j + 1;
+      continue;
+    }
+    if (c == '-' || is_digit(c)) {
+      size_t j = i;
+      while (j < json.size() && (is_digit(json[j]) || json[j] == '-' || json[j] == '+' || json[j] == '.' ||
+                                 json[j] == 'e' || json[j] == 'E'))
+        ++j;
+      std::string token(json.substr(i, j - i));
+      if (!valid_number(token)) return std::nullopt;
+      if (beyond_64_bits(token)) {
+        double v = std::strtod(token.c_str(), nullptr);
+        if (std::isinf(v)) {
+          out += "null";
+        } else {
+          char buf[40];
+          std::snprintf(buf, sizeof buf, "%.17e", v);
+          out += buf;
+        }
+        changed = true;
+      } else {
+        out += token;
+      }
+      i = j;
+      continue;
+    }
+    out.push_back(c);
+    ++i;
+  }
+  if (!changed) return std::nullopt;
+  return out;
+}
+
+simdjson::simdjson_result<simdjson::dom::element> parse(simdjson::dom::parser& parser, std::string_view json,
+                                                        std::string& storage) {
+  auto doc = parser.parse(json.data(), json.size());
+  if (doc.error() != simdjson::NUMBER_ERROR && doc.error() != simdjson::NUMBER_OUT_OF_RANGE) return doc;
+  auto tamed = tame_numbers(json);
+  if (!tamed) return doc;
+  storage = std::move(*tamed);
+  return parser.parse(storage.data(), storage.size());
+}
+
 Result<std::string> normalize(std::string_view json) {
   simdjson::dom::parser parser;
-  auto doc = parser.parse(json.data(), json.size());
+  std::string storage;
+  auto doc = parse(parser, json, storage);
   if (doc.error()) return make_error("invalid JSON");
   std::string out;
   append_value(out, doc.value_unsafe());

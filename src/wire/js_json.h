@@ -3,14 +3,13 @@
 // Needed wherever a client compares or hashes text that a Node.js server would have produced.
 #pragma once
 
+#include <simdjson.h>
+
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "wire/result.h"
-
-namespace simdjson::dom {
-class element;
-}
 
 namespace siomq::js {
 
@@ -23,5 +22,14 @@ bool is_array_index(std::string_view key);
 void append_value(std::string& out, const simdjson::dom::element& value);
 // JSON.stringify(JSON.parse(text)).
 Result<std::string> normalize(std::string_view json);
+
+// simdjson holds numbers in 64 bits; JSON.parse takes any magnitude. Returns a copy of `json` whose
+// numbers that do not fit are rewritten as the double JavaScript holds for them ("1e400" becomes null,
+// as JSON.stringify writes Infinity), or nullopt when nothing needs rewriting or a number is malformed.
+std::optional<std::string> tame_numbers(std::string_view json);
+
+// Parses as JSON.parse would: when simdjson refuses a number, parses the tamed copy kept in `storage`.
+simdjson::simdjson_result<simdjson::dom::element> parse(simdjson::dom::parser& parser, std::string_view json,
+                                                        std::string& storage);
 
 }  // namespace siomq::js

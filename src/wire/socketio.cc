@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "wire/js_json.h"
+
 namespace siomq::sio {
 namespace {
 
@@ -103,7 +105,8 @@ static Status validate_packet(const Packet& p, std::string* event) {
   }
   if (p.type == PacketType::kDisconnect) return make_error("unexpected payload");
   if (p.attachments.size() != p.attachment_count) return make_error("attachments missing");
-  auto doc = thread_parser().parse(p.data);
+  std::string tamed;
+  auto doc = js::parse(thread_parser(), p.data, tamed);
   if (doc.error()) return make_error("invalid payload");
   auto root = doc.value_unsafe();
   switch (p.type) {
@@ -138,7 +141,8 @@ static Status validate_packet(const Packet& p, std::string* event) {
 Status validate(const Packet& p) { return validate_packet(p, nullptr); }
 
 std::string event_name(const Packet& p) {
-  auto doc = thread_parser().parse(p.data);
+  std::string tamed;
+  auto doc = js::parse(thread_parser(), p.data, tamed);
   if (doc.error()) return {};
   auto first = doc.value_unsafe().at(0);
   if (first.error()) return {};

@@ -131,3 +131,20 @@ test('raw websocket: control frames (ping gets pong; a close frame ends the sess
   await ping(other, {});
   await server.stop();
 });
+
+test('numbers beyond 64 bits are valid JSON, as JSON.parse takes them: the connection stays and PING spreads them', async (t) => {
+  const server = await startServer(t);
+  const raw = new RawEio(server.url);
+  t.after(() => raw.ws.terminate());
+  await raw.open();
+  await raw.connect();
+  raw.send('427["PING",{"big":100000000000000000000,"huge":1e400,"exact":9007199254740993}]');
+  const reply = await raw.next((m) => typeof m === 'string' && m.startsWith('437'));
+  const body = JSON.parse(JSON.parse(reply.slice(3))[0]);
+  const expected = JSON.parse(JSON.stringify(JSON.parse('{"big":100000000000000000000,"huge":1e400,"exact":9007199254740993}')));
+  assert.equal(body.big, expected.big);
+  assert.equal(body.huge, null);
+  assert.equal(body.exact, expected.exact);
+  assert.equal(raw.closed, false);
+  await server.stop();
+});

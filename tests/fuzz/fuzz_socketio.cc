@@ -5,6 +5,7 @@
 // next n parts as binary attachments, and any further parts as text again, so the decoder's state
 // machine sees out-of-order messages too. Every packet the Decoder returns must be internally consistent,
 // survive encode_text/decode_text, and its JSON must normalise (js::normalize) to a fixed point.
+// (Numbers beyond 64 bits are taken as JSON.parse takes them: see js::tame_numbers.)
 #include <simdjson.h>
 
 #include <cstdint>

@@ -97,3 +97,31 @@ TEST(JsNormalize, RejectsInvalidJson) {
 
 }  // namespace
 }  // namespace siomq::js
+
+namespace siomq::js {
+namespace {
+
+// JSON.parse takes numbers of any size; simdjson holds 64 bits. These are what Node prints for
+// JSON.stringify(JSON.parse(x)).
+TEST(Normalize, NumbersBeyond64BitsBehaveAsInJavaScript) {
+  EXPECT_EQ(*normalize("[100000000000000000000]"), "[100000000000000000000]");
+  EXPECT_EQ(*normalize("[80000050000000001e3]"), "[80000050000000010000]");
+  EXPECT_EQ(*normalize("[-18446744073709551617]"), "[-18446744073709552000]");
+  EXPECT_EQ(*normalize(R"({"a":1e400,"b":-1e400,"c":1e-400})"), R"({"a":null,"b":null,"c":0})");
+  EXPECT_EQ(*normalize("[\"1e400\",1e400]"), "[\"1e400\",null]");
+  // Idempotent: the output parses back to itself.
+  auto once = *normalize("[80000050000000001e3]");
+  EXPECT_EQ(*normalize(once), once);
+}
+
+TEST(TameNumbers, RewritesOnlyWhatSimdjsonCannotHold) {
+  EXPECT_FALSE(tame_numbers("[1,2.5,-3e10]"));
+  EXPECT_FALSE(tame_numbers("[01234567890123456789]"));  // malformed: a leading zero
+  EXPECT_FALSE(tame_numbers("[\"unterminated"));
+  auto t = tame_numbers("[\"99999999999999999999\",99999999999999999999]");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->substr(0, 24), "[\"99999999999999999999\",");
+}
+
+}  // namespace
+}  // namespace siomq::js
