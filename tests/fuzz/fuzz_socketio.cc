@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "wire/js_json.h"
+#include "wire/json_spans.h"
 #include "wire/socketio.h"
 
 namespace {
@@ -47,6 +48,24 @@ void check_packet(const Packet& p) {
     check(once.ok());
     auto twice = siomq::js::normalize(*once);
     check(twice.ok() && *twice == *once);
+  }
+
+  // Raw spans of valid JSON: the elements (and an object's members) found by json_spans are the values
+  // the parser sees, and the event name unescapes to what the parser read.
+  if (p.type == PacketType::kEvent || p.type == PacketType::kBinaryEvent || p.type == PacketType::kAck) {
+    auto elements = siomq::json::array_elements(p.data);
+    check(elements.ok());
+    std::string rebuilt = "[";
+    for (size_t i = 0; i < elements->size(); ++i) {
+      if (i) rebuilt += ",";
+      auto one = siomq::js::normalize((*elements)[i]);
+      check(one.ok());
+      rebuilt += *one;
+      if ((*elements)[i].front() == '{') check(siomq::json::object_members((*elements)[i]).ok());
+    }
+    rebuilt += "]";
+    check(rebuilt == *siomq::js::normalize(p.data));
+    if (p.type != PacketType::kAck) check(*siomq::json::unescape(elements->front()) == p.event);
   }
 }
 
