@@ -1,0 +1,297 @@
+#include "client/sio_client.h"
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/write.hpp>
+#include <simdjson.h>
+
+#include <cstring>
+#include <random>
+
+#include "wire/base64.h"
+#include "wire/engineio.h"
+
+namespace siomq::client {
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+// The string field `name` of a JSON object text, or empty.
+std::string string_field(std::string_view json, const char* name) {
+  simdjson::dom::parser parser;
+  auto doc = parser.parse(json.data(), json.size());
+  if (doc.error()) return {};
+  auto v = doc.value_unsafe()[name];
+  if (v.error() || !v.value_unsafe().is_string()) return {};
+  return std::string(v.value_unsafe().get_string().value_unsafe());
+}
+
+std::mt19937& rng() {
+  thread_local std::mt19937 gen{std::random_device{}()};
+  return gen;
+}
+
+}  // namespace
+
+bool parse_url(std::string_view url, ClientOptions& o) {
+  for (std::string_view scheme : {"http://", "ws://"}) {
+    if (url.starts_with(scheme)) url.remove_prefix(scheme.size());
+  }
+  size_t slash = url.find('/');
+  std::string_view authority = url.substr(0, slash);
+  if (slash != std::string_view::npos && url.size() > slash + 1) o.path = std::string(url.substr(slash));
+  size_t colon = authority.rfind(':');
+  if (authority.empty()) return false;
+  if (colon == std::string_view::npos) {
+    o.host = std::string(authority);
+    return true;
+  }
+  o.host = std::string(authority.substr(0, colon));
+  int port = 0;
+  for (char c : authority.substr(colon + 1)) {
+    if (c < '0' || c > '9') return false;
+    port = port * 10 + (c - '0');
+    if (port > 65535) return false;
+  }
+  o.port = static_cast<uint16_t>(port);
+  return !o.host.empty() && port > 0;
+}
+
+SioClient::SioClient(asio::io_context& io, ClientOptions options)
+    : io_(io), options_(std::move(options)), socket_(io), deadline_(io), read_buffer_(65536) {
+  if (options_.path.empty() || options_.path.back() != '/') options_.path.push_back('/');
+}
+
+SioClient::~SioClient() = default;
+
+void SioClient::connect(std::function<void(Status)> done) {
+  on_connected_ = std::move(done);
+  deadline_.expires_after(options_.timeout);
+  deadline_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    if (auto self = weak.lock(); self && !ec && !self->joined_) self->fail("timed out connecting");
+  });
+  boost::system::error_code ec;
+  tcp::resolver resolver(io_);
+  auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+  if (ec) return fail("resolve: " + ec.message());
+  asio::async_connect(socket_, endpoints, [self = shared_from_this()](const boost::system::error_code& cec,
+                                                                      const tcp::endpoint&) {
+    if (cec) return self->fail("connect: " + cec.message());
+    boost::system::error_code opt_ec;
+    self->socket_.set_option(tcp::no_delay(true), opt_ec);
+    unsigned char nonce[16];
+    for (auto& b : nonce) b = static_cast<unsigned char>(rng()());
+    self->key_ = base64::encode(std::string_view(reinterpret_cast<const char*>(nonce), sizeof nonce));
+    auto request = std::make_shared<std::string>(
+        "GET " + self->options_.path + "?EIO=4&transport=websocket HTTP/1.1\r\nHost: " + self->options_.host + ":" +
+        std::to_string(self->options_.port) +
+        "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " +
+        self->key_ + "\r\n\r\n");
+    asio::async_write(self->socket_, asio::buffer(*request),
+                      [self, request](const boost::system::error_code& wec, size_t) {
+                        if (wec) return self->fail("write: " + wec.message());
+                        self->read();
+                      });
+  });
+}
+
+void SioClient::read() {
+  socket_.async_read_some(asio::buffer(read_buffer_),
+                          [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
+                            if (ec) return self->fail(ec == asio::error::eof ? "connection closed" : ec.message());
+                            self->on_frame_data(n);
+                            if (!self->closed_) self->read();
+                          });
+}
+
+void SioClient::on_frame_data(size_t n) {
+  char* data = read_buffer_.data();
+  if (!upgraded_) {
+    handshake_.append(data, n);
+    size_t end = handshake_.find("\r\n\r\n");
+    if (end == std::string::npos) {
+      if (handshake_.size() > 16384) fail("handshake response too large");
+      return;
+    }
+    std::string head = handshake_.substr(0, end);
+    if (!head.starts_with("HTTP/1.1 101")) return fail("upgrade refused: " + head.substr(0, head.find('\r')));
+    if (head.find(ws::accept_key(key_)) == std::string::npos) return fail("bad Sec-WebSocket-Accept");
+    upgraded_ = true;
+    std::string rest = handshake_.substr(end + 4);
+    handshake_.clear();
+    if (rest.empty()) return;
+    auto st = reader_.feed(rest.data(), rest.size(), [this](const ws::Event& ev) {
+      return ev.kind == ws::Event::kMessage ? on_ws_message(ev.binary, ev.payload) : ev.kind != ws::Event::kClose;
+    });
+    if (!st) fail("websocket: " + st.error().message);
+    return;
+  }
+  auto st = reader_.feed(data, n, [this](const ws::Event& ev) {
+    if (ev.kind == ws::Event::kPing) {
+      send_frame(ws::Opcode::kPong, std::string(ev.payload));
+      return true;
+    }
+    if (ev.kind == ws::Event::kClose) {
+      fail("server closed the WebSocket");
+      return false;
+    }
+    return ev.kind == ws::Event::kMessage ? on_ws_message(ev.binary, ev.payload) : true;
+  });
+  if (!st) fail("websocket: " + st.error().message);
+}
+
+bool SioClient::on_ws_message(bool binary, std::string_view payload) {
+  if (binary) {
+    auto r = decoder_.feed_binary(std::string(payload));
+    if (!r) {
+      fail("bad attachment: " + r.error().message);
+      return false;
+    }
+    if (r->has_value()) on_sio_packet(std::move(**r));
+  } else {
+    on_eio_text(payload);
+  }
+  return !closed_;
+}
+
+void SioClient::on_eio_text(std::string_view text) {
+  auto packet = eio::decode_text(text);
+  if (!packet) return fail("bad Engine.IO packet");
+  switch (packet->type) {
+    case eio::PacketType::kOpen: {
+      engine_id_ = string_field(packet->data, "sid");
+      std::string connect = "4";
+      sio::append_text(connect, sio::PacketType::kConnect, options_.nsp, std::nullopt, options_.auth);
+      send_text(std::move(connect));
+      break;
+    }
+    case eio::PacketType::kPing:
+      send_text("3" + packet->data);
+      break;
+    case eio::PacketType::kClose:
+      fail("server closed the session");
+      break;
+    case eio::PacketType::kMessage: {
+      auto r = decoder_.feed_text(packet->data);
+      if (!r) return fail("bad Socket.IO packet: " + r.error().message);
+      if (r->has_value()) on_sio_packet(std::move(**r));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void SioClient::on_sio_packet(sio::Packet&& p) {
+  switch (p.type) {
+    case sio::PacketType::kConnect:
+      socket_id_ = string_field(p.data, "sid");
+      joined_ = true;
+      deadline_.cancel();
+      if (auto done = std::move(on_connected_)) done(Ok{});
+      break;
+    case sio::PacketType::kConnectError: {
+      std::string message = string_field(p.data, "message");
+      fail("connect refused: " + (message.empty() ? p.data : message));
+      break;
+    }
+    case sio::PacketType::kDisconnect:
+      fail("server namespace disconnect");
+      break;
+    case sio::PacketType::kEvent:
+    case sio::PacketType::kBinaryEvent: {
+      auto it = handlers_.find(p.event);
+      if (it != handlers_.end()) it->second(Incoming{p.event, std::move(p.data), std::move(p.attachments)});
+      break;
+    }
+    case sio::PacketType::kAck:
+    case sio::PacketType::kBinaryAck: {
+      if (!p.id) break;
+      auto it = acks_.find(*p.id);
+      if (it == acks_.end()) break;
+      Handler handler = std::move(it->second);
+      acks_.erase(it);
+      handler(Incoming{{}, std::move(p.data), std::move(p.attachments)});
+      break;
+    }
+  }
+}
+
+void SioClient::emit(std::string_view event, std::string_view args, Handler on_ack) {
+  std::string data = "[";
+  sio::append_json_string(data, event);
+  if (!args.empty()) {
+    data.push_back(',');
+    data.append(args);
+  }
+  data.push_back(']');
+  std::optional<uint64_t> id;
+  if (on_ack) {
+    id = next_ack_++;
+    acks_.emplace(*id, std::move(on_ack));
+  }
+  std::string text = "4";
+  sio::append_text(text, sio::PacketType::kEvent, options_.nsp, id, data);
+  send_text(std::move(text));
+}
+
+void SioClient::on(std::string event, Handler handler) { handlers_[std::move(event)] = std::move(handler); }
+
+void SioClient::send_text(std::string text) { send_frame(ws::Opcode::kText, std::move(text)); }
+
+void SioClient::send_frame(ws::Opcode opcode, std::string payload) {
+  if (closed_) return;
+  uint8_t mask[4];
+  uint32_t m = rng()();
+  std::memcpy(mask, &m, 4);
+  uint8_t header[ws::kMaxHeaderSize];
+  size_t h = ws::encode_header(header, opcode, true, payload.size(), mask);
+  ws::apply_mask(payload.data(), payload.size(), mask);
+  std::string frame(reinterpret_cast<const char*>(header), h);
+  frame += payload;
+  out_.push_back(std::move(frame));
+  if (writing_.empty()) flush();
+}
+
+void SioClient::flush() {
+  if (out_.empty() || closed_) return;
+  writing_ = std::move(out_);
+  out_.clear();
+  std::vector<asio::const_buffer> bufs;
+  bufs.reserve(writing_.size());
+  for (const auto& f : writing_) bufs.emplace_back(f.data(), f.size());
+  asio::async_write(socket_, bufs, [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+    self->writing_.clear();
+    if (ec) return self->fail("write: " + ec.message());
+    if (self->out_.empty() && self->closing_) return self->fail("client closed");
+    self->flush();
+  });
+}
+
+void SioClient::close() {
+  if (closed_) return;
+  if (upgraded_) {
+    std::string disconnect = "4";
+    sio::append_text(disconnect, sio::PacketType::kDisconnect, options_.nsp, std::nullopt, {});
+    send_text(std::move(disconnect));
+    send_frame(ws::Opcode::kClose, std::string{'\x03', '\xe8'});
+  }
+  // The socket is shut once the queued frames are out.
+  closing_ = true;
+  if (writing_.empty() && out_.empty()) fail("client closed");
+}
+
+void SioClient::fail(std::string reason) {
+  if (closed_) return;
+  closed_ = true;
+  deadline_.cancel();
+  boost::system::error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  acks_.clear();
+  if (auto done = std::move(on_connected_)) done(make_error(reason));
+  if (auto handler = std::move(on_close_)) handler(reason);
+}
+
+}  // namespace siomq::client

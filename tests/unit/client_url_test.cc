@@ -1,0 +1,32 @@
+#include <gtest/gtest.h>
+
+#include "client/sio_client.h"
+
+namespace siomq::client {
+namespace {
+
+TEST(ParseUrl, HostPortAndPath) {
+  ClientOptions o;
+  ASSERT_TRUE(parse_url("http://example.test:1234/mq/", o));
+  EXPECT_EQ(o.host, "example.test");
+  EXPECT_EQ(o.port, 1234);
+  EXPECT_EQ(o.path, "/mq/");
+  ClientOptions w;
+  ASSERT_TRUE(parse_url("ws://127.0.0.1:17352", w));
+  EXPECT_EQ(w.host, "127.0.0.1");
+  EXPECT_EQ(w.path, "/socket.io/");
+  ClientOptions bare;
+  ASSERT_TRUE(parse_url("localhost", bare));
+  EXPECT_EQ(bare.port, 17352);
+}
+
+TEST(ParseUrl, RejectsMalformedPorts) {
+  ClientOptions o;
+  EXPECT_FALSE(parse_url("http://h:notaport", o));
+  EXPECT_FALSE(parse_url("http://h:70000", o));
+  EXPECT_FALSE(parse_url("http://:80", o));
+  EXPECT_FALSE(parse_url("", o));
+}
+
+}  // namespace
+}  // namespace siomq::client
