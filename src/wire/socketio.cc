@@ -198,8 +198,12 @@ std::string encode_text(const Packet& p) {
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
+  size_t run = 0;  // start of the bytes not yet copied: runs that need no escape are appended whole
   for (size_t i = 0; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.substr(run, i - run));
+    run = i + 1;
     switch (c) {
       case '"': out.append("\\\""); break;
       case '\\': out.append("\\\\"); break;
@@ -209,15 +213,12 @@ void append_json_string(std::string& out, std::string_view s) {
       case '\r': out.append("\\r"); break;
       case '\t': out.append("\\t"); break;
       default:
-        if (c < 0x20) {
-          out.append("\\u00");
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
+        out.append("\\u00");
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 15]);
     }
   }
+  out.append(s.substr(run));
   out.push_back('"');
 }
 
