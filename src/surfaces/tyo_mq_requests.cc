@@ -1,0 +1,168 @@
+#include "surfaces/tyo_mq_requests.h"
+
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
+#include "wire/json_spans.h"
+
+namespace siomq::surfaces {
+namespace {
+
+Error malformed(std::string message) { return make_error(std::move(message), kMalformedRequest); }
+
+// JavaScript truthiness of a raw JSON value.
+bool truthy(std::string_view v) {
+  return !(v.empty() || v == "false" || v == "null" || v == "\"\"" || v == "0" || v == "-0" ||
+           v.find_first_not_of("-0.eE+") == std::string_view::npos);
+}
+
+// The members of a request object, looked up as JavaScript reads `obj.name` (the last duplicate wins).
+class Fields {
+ public:
+  explicit Fields(std::vector<json::Member> members) : members_(std::move(members)) {}
+
+  std::string_view raw(std::string_view name) const {
+    for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
+      if (it->key == name) return it->value;
+    }
+    return {};
+  }
+  bool flag(std::string_view name) const { return truthy(raw(name)); }
+
+  // A string field: absent or falsy gives nullopt; a truthy value of another type is an error.
+  Result<std::optional<std::string>> text(std::string_view name, std::string_view request) const {
+    std::string_view v = raw(name);
+    if (!truthy(v)) return std::optional<std::string>{};
+    if (v.front() != '"') return malformed(std::string(request) + " field '" + std::string(name) + "' must be a string");
+    auto s = json::unescape(v);
+    if (!s) return malformed(std::string(request) + " field '" + std::string(name) + "' is not a valid string");
+    return std::optional<std::string>{std::move(*s)};
+  }
+
+ private:
+  std::vector<json::Member> members_;
+};
+
+Result<Fields> fields_of(std::string_view object, std::string_view request) {
+  auto members = json::object_members(object);
+  if (!members) return malformed(std::string(request) + " payload must be an object");
+  return Fields(std::move(*members));
+}
+
+// Sets each `*out` from its string field when the field is present and truthy.
+Status read_texts(const Fields& f, std::string_view request,
+                  std::initializer_list<std::pair<std::string_view, std::string*>> wanted) {
+  for (const auto& [name, out] : wanted) {
+    auto v = f.text(name, request);
+    if (!v) return v.error();
+    if (*v) *out = std::move(**v);
+  }
+  return Ok{};
+}
+
+std::optional<std::string> non_empty(std::string s) {
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+}  // namespace
+
+Result<std::string_view> request_object(std::string_view args, std::string& storage) {
+  auto elements = json::array_elements(args);
+  if (!elements || elements->size() < 2) return malformed("missing payload");
+  std::string_view payload = (*elements)[1];
+  if (payload.front() == '"') {
+    // "accepts a JSON string": the string holds the object's JSON.
+    auto text = json::unescape(payload);
+    if (!text) return malformed("payload is not a valid string");
+    storage = std::move(*text);
+    payload = storage;
+    size_t start = payload.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos || payload[start] != '{' || !json::object_members(payload))
+      return malformed("payload string is not a JSON object");
+    return payload;
+  }
+  if (payload.front() != '{') return malformed("payload must be an object or a JSON string of one");
+  return payload;
+}
+
+Result<SubscribeRequest> parse_subscribe(std::string_view object) {
+  auto f = fields_of(object, "SUBSCRIBE");
+  if (!f) return f.error();
+  // Durability, acks, timeouts, retry, mode and group may also sit in a nested `options` object.
+  std::optional<Fields> options;
+  if (std::string_view o = f->raw("options"); !o.empty() && o.front() == '{') {
+    auto of = fields_of(o, "SUBSCRIBE options");
+    if (!of) return of.error();
+    options = std::move(*of);
+  }
+  // The top-level value when it is truthy, else the one in `options` (JavaScript's `obj.x || options.x`).
+  auto either = [&](std::string_view name) {
+    std::string_view v = f->raw(name);
+    if (!truthy(v) && options) v = options->raw(name);
+    return v;
+  };
+
+  SubscribeRequest r;
+  std::string_view event = f->raw("event");
+  // The reference's reply for a missing or falsy event, a bare string.
+  if (!truthy(event)) return make_error("Message name should be a object", kMalformedRequest);
+  std::string id, consumer_id, consumer_id_camel;
+  auto st = read_texts(*f, "SUBSCRIBE",
+                       {{"event", &r.event}, {"producer", &r.producer}, {"consumer", &r.consumer}, {"id", &id},
+                        {"consumer_id", &consumer_id}, {"consumerId", &consumer_id_camel}, {"scope", &r.scope}});
+  if (!st) return st.error();
+  r.id = non_empty(id);
+  r.consumer_id = non_empty(consumer_id.empty() ? consumer_id_camel : consumer_id);
+
+  r.durable = truthy(either("durable"));
+  for (const char* alias : {"ack", "require_ack", "requireAck", "manual_ack", "manualAck"}) r.ack = r.ack || truthy(either(alias));
+  r.ack_timeout = either("ack_timeout");
+  if (r.ack_timeout.empty()) r.ack_timeout = either("ackTimeout");
+  r.retry = either("retry");
+  if (!r.retry.empty() && r.retry.front() != '{') {
+    if (truthy(r.retry)) return malformed("SUBSCRIBE field 'retry' must be an object");
+    r.retry = {};
+  }
+  std::string mode, group, option_mode, option_group;
+  st = read_texts(*f, "SUBSCRIBE", {{"mode", &mode}, {"group", &group}});
+  if (!st) return st.error();
+  if (options) {
+    st = read_texts(*options, "SUBSCRIBE options", {{"mode", &option_mode}, {"group", &option_group}});
+    if (!st) return st.error();
+  }
+  r.mode = mode.empty() ? option_mode : mode;
+  r.group = non_empty(group.empty() ? option_group : group);
+  return r;
+}
+
+Result<ProduceRequest> parse_produce(std::string_view object) {
+  auto f = fields_of(object, "PRODUCE");
+  if (!f) return f.error();
+  ProduceRequest r;
+  std::string_view event = f->raw("event");
+  if (event.empty() || event == "null") return malformed("PRODUCE requires 'event'");
+  if (event.front() != '"' || event == "\"\"") return malformed("PRODUCE field 'event' must be a non-empty string");
+  std::string id, group, content_type;
+  auto st = read_texts(*f, "PRODUCE",
+                       {{"event", &r.event}, {"from", &r.from}, {"id", &id}, {"broadcast", &r.broadcast_scope},
+                        {"group", &group}, {"contentType", &content_type}});
+  if (!st) return st.error();
+  r.message = f->raw("message");
+  r.id = non_empty(id);
+  r.group = non_empty(group);
+  r.content_type = non_empty(content_type);
+  for (const char* alias : {"guaranteed", "guaranteed_delivery", "guaranteedDelivery", "durable"})
+    r.guaranteed = r.guaranteed || f->flag(alias);
+  r.guaranteed = r.guaranteed || f->raw("delivery") == "\"guaranteed\"" || f->raw("delivery_mode") == "\"guaranteed\"";
+  r.ttl = f->raw("ttl");
+  r.lifespan = f->raw("lifespan");
+  r.broadcast = f->raw("method") == "\"broadcast\"";
+  if (r.broadcast && !truthy(f->raw("from"))) return malformed("a broadcast PRODUCE requires 'from'");
+  r.to = f->raw("to");
+  r.enc = f->raw("enc");
+  return r;
+}
+
+}  // namespace siomq::surfaces

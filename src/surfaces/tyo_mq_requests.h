@@ -1,0 +1,57 @@
+// The payloads of tyo-mq requests (protocol §3), read from the raw event JSON without building a tree:
+// field aliases, the nested `options` of SUBSCRIBE, payloads sent as JSON strings, and the validation of
+// §0 row 1 (a malformed request is an error value, never a crash). Values the broker relays unchanged
+// (`message`, `to`, `enc`) stay raw JSON spans.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wire/result.h"
+
+namespace siomq::surfaces {
+
+// The error code tyo-mq clients get in ERROR {code, message} for a malformed request.
+inline constexpr int kMalformedRequest = -2;
+
+// The request object of an event: the first argument, an object or a JSON string holding one. `storage`
+// keeps an unescaped string payload alive; the returned view points into `args` or `storage`.
+Result<std::string_view> request_object(std::string_view args, std::string& storage);
+
+struct SubscribeRequest {
+  std::string event;
+  std::string producer = "ANONYMOUS";
+  std::string consumer = "ANONYMOUS";
+  std::optional<std::string> id;           // consumer id for presence addressing; default: the socket id
+  std::optional<std::string> consumer_id;  // durable queue key; default: id
+  std::string scope = "default";
+  bool durable = false;
+  bool ack = false;                        // ack, require_ack, requireAck, manual_ack, manualAck
+  std::string_view ack_timeout;            // raw JSON (a number of seconds or a duration string), empty if absent
+  std::string_view retry;                  // raw JSON object, empty if absent
+  std::string mode;                        // "topic" for MQTT matching
+  std::optional<std::string> group;
+};
+
+struct ProduceRequest {
+  std::string event;
+  std::string_view message;  // raw JSON, empty when the field is absent
+  std::string from = "ANONYMOUS";
+  std::optional<std::string> id;
+  bool guaranteed = false;
+  std::string_view ttl;       // raw JSON
+  std::string_view lifespan;  // raw JSON
+  bool broadcast = false;     // method:"broadcast"
+  std::string broadcast_scope;  // "realm" or "group"
+  std::optional<std::string> group;
+  std::string_view to;   // raw JSON, copied into deliveries
+  std::string_view enc;  // raw JSON, copied into deliveries
+  std::optional<std::string> content_type;
+};
+
+// `object` is the request object from request_object; views in the result point into it.
+Result<SubscribeRequest> parse_subscribe(std::string_view object);
+Result<ProduceRequest> parse_produce(std::string_view object);
+
+}  // namespace siomq::surfaces

@@ -1,0 +1,111 @@
+#include "surfaces/tyo_mq_requests.h"
+
+#include <gtest/gtest.h>
+
+namespace siomq::surfaces {
+namespace {
+
+// The request object of ["EVENT", payload].
+std::string_view object_of(const std::string& args, std::string& storage) {
+  auto r = request_object(args, storage);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? *r : std::string_view();
+}
+
+TEST(RequestObject, ObjectsAndJsonStringsAreAccepted) {
+  std::string storage;
+  std::string args = R"(["PRODUCE",{"event":"e"}])";
+  EXPECT_EQ(object_of(args, storage), R"({"event":"e"})");
+  std::string quoted = R"(["PRODUCE","{\"event\":\"e\",\"message\":\"a\\\"b\"}"])";
+  EXPECT_EQ(object_of(quoted, storage), R"({"event":"e","message":"a\"b"})");
+}
+
+TEST(RequestObject, AnythingElseIsMalformed) {
+  std::string storage;
+  for (std::string args : {R"(["PRODUCE"])", R"(["PRODUCE",null])", R"(["PRODUCE",42])", R"(["PRODUCE",[1]])",
+                           R"(["PRODUCE","not json"])", R"(["PRODUCE","[1,2]"])", R"(["PRODUCE","{\"a\":"])"}) {
+    auto r = request_object(args, storage);
+    ASSERT_FALSE(r.ok()) << args;
+    EXPECT_EQ(r.error().code, kMalformedRequest);
+  }
+}
+
+TEST(ParseSubscribe, DefaultsAliasesAndNestedOptions) {
+  auto r = parse_subscribe(R"({"event":"Hello","producer":"ProdA","consumer":"c1","consumerId":"q1",
+      "requireAck":true,"options":{"durable":1,"ack_timeout":"2s","retry":{"max_attempts":3},"mode":"topic","group":"g"}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->event, "Hello");
+  EXPECT_EQ(r->producer, "ProdA");
+  EXPECT_EQ(r->consumer, "c1");
+  EXPECT_EQ(r->consumer_id, "q1");
+  EXPECT_FALSE(r->id);
+  EXPECT_TRUE(r->durable);
+  EXPECT_TRUE(r->ack);
+  EXPECT_EQ(r->ack_timeout, R"("2s")");
+  EXPECT_EQ(r->retry, R"({"max_attempts":3})");
+  EXPECT_EQ(r->mode, "topic");
+  EXPECT_EQ(r->group, "g");
+
+  auto d = parse_subscribe(R"({"event":"e","durable":false,"options":{"durable":true},"manual_ack":0})");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->producer, "ANONYMOUS");
+  EXPECT_EQ(d->consumer, "ANONYMOUS");
+  EXPECT_EQ(d->scope, "default");
+  EXPECT_TRUE(d->durable);  // obj.durable || options.durable
+  EXPECT_FALSE(d->ack);
+  EXPECT_FALSE(d->group);
+}
+
+TEST(ParseSubscribe, MalformedFieldsAreErrors) {
+  auto missing = parse_subscribe(R"({"producer":"p"})");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "Message name should be a object");
+  EXPECT_FALSE(parse_subscribe(R"({"event":""})").ok());
+  for (const char* bad : {R"({"event":5})", R"({"event":"e","producer":{}})", R"({"event":"e","consumer":[1]})",
+                          R"({"event":"e","retry":"3"})", R"({"event":"e","options":{"group":7}})", "[]", "{"}) {
+    auto r = parse_subscribe(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, kMalformedRequest);
+  }
+}
+
+TEST(ParseProduce, FieldsAndRawSpans) {
+  auto r = parse_produce(R"({"event":"order","message":{"n": [1, 2.50]},"from":"svc","guaranteed_delivery":true,
+      "ttl":60,"to":["x"],"enc":{"v":1},"contentType":"text/plain","id":"m1"})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->event, "order");
+  EXPECT_EQ(r->message, R"({"n": [1, 2.50]})");  // relayed as sent, not re-encoded
+  EXPECT_EQ(r->from, "svc");
+  EXPECT_TRUE(r->guaranteed);
+  EXPECT_EQ(r->ttl, "60");
+  EXPECT_EQ(r->to, R"(["x"])");
+  EXPECT_EQ(r->enc, R"({"v":1})");
+  EXPECT_EQ(r->content_type, "text/plain");
+  EXPECT_EQ(r->id, "m1");
+  EXPECT_FALSE(r->broadcast);
+
+  auto b = parse_produce(R"({"event":"e","from":"p","method":"broadcast","broadcast":"group","group":"g","delivery":"guaranteed"})");
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b->broadcast);
+  EXPECT_EQ(b->broadcast_scope, "group");
+  EXPECT_EQ(b->group, "g");
+  EXPECT_TRUE(b->guaranteed);
+  auto plain = parse_produce(R"({"event":"e","broadcast":"realm"})");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->broadcast);  // `broadcast` without method:"broadcast" does nothing
+  EXPECT_EQ(plain->from, "ANONYMOUS");
+  EXPECT_TRUE(plain->message.empty());
+}
+
+TEST(ParseProduce, MalformedRequestsAreErrors) {
+  for (const char* bad : {R"({})", R"({"event":null})", R"({"event":""})", R"({"event":7})",
+                          R"({"event":"e","from":5})", R"({"event":"e","method":"broadcast"})", R"({"event":"e","contentType":{}})"}) {
+    auto r = parse_produce(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, kMalformedRequest);
+    EXPECT_FALSE(r.error().message.empty());
+  }
+}
+
+}  // namespace
+}  // namespace siomq::surfaces
