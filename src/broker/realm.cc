@@ -1,0 +1,300 @@
+#include "broker/realm.h"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+#include "wire/socketio.h"
+
+namespace siomq::broker {
+namespace {
+
+std::string quoted(std::string_view s) {
+  std::string out;
+  sio::append_json_string(out, s);
+  return out;
+}
+
+// {"k":v,...} from keys and JSON value texts.
+std::string object(std::initializer_list<std::pair<std::string_view, std::string>> fields) {
+  std::string out = "{";
+  for (const auto& [k, v] : fields) {
+    if (out.size() > 1) out.push_back(',');
+    sio::append_json_string(out, k);
+    out.push_back(':');
+    out += v;
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string subscription_key(std::string_view producer, std::string_view event) {
+  // A "scope all" subscription (event TM-ALL) is keyed where the router looks for it (§0 row 3).
+  if (event == "TM-ALL") return lower(producer) + std::string(kAllEventsSuffix);
+  std::string key(producer);
+  key.push_back('-');
+  key.append(event);
+  return lower(key);
+}
+
+Realm::Realm() = default;
+
+size_t Realm::subscription_count() const {
+  size_t n = 0;
+  for (const auto& [key, subs] : subscriptions_) n += subs.size();
+  return n;
+}
+
+bool Realm::online(const std::string& consumer) const {
+  auto it = consumers_.find(consumer);
+  return it != consumers_.end() && it->second.online && it->second.endpoint;
+}
+
+EndpointPtr Realm::consumer_endpoint(const std::string& consumer) const {
+  auto it = consumers_.find(consumer);
+  return it != consumers_.end() && it->second.online ? it->second.endpoint : nullptr;
+}
+
+Notice Realm::subscribe_to_notice(const Producer& producer, const std::string& consumer,
+                                  const std::vector<std::string>& keys) {
+  const Consumer& c = consumers_[consumer];
+  std::string events = "[";
+  for (const auto& k : keys) {
+    if (events.size() > 1) events.push_back(',');
+    events += quoted(k);
+  }
+  events.push_back(']');
+  std::string socket = c.endpoint ? c.endpoint->socket_id() : std::string();
+  return {producer.endpoint, "SUBSCRIBE-TO-" + producer.id,
+          object({{"name", quoted(consumer)}, {"id", quoted(c.id)}, {"socket", quoted(socket)}, {"events", events},
+                  {"online", c.online ? "true" : "false"}})};
+}
+
+std::vector<Notice> Realm::register_producer(const std::string& name, const std::string& id,
+                                             const EndpointPtr& endpoint) {
+  std::vector<Notice> out;
+  Producer& p = producers_[name];
+  if (!p.id.empty() && p.id != id && p.online && p.endpoint && p.endpoint != endpoint)
+    out.push_back({p.endpoint, "ERROR", quoted("The same producer newly joined")});
+  p.id = id;
+  p.endpoint = endpoint;
+  p.online = true;
+  // Every consumer subscribed to this producer hears of it, with the keys it subscribed under.
+  std::map<std::string, std::vector<std::string>> keys_by_consumer;
+  for (const auto& [key, subs] : subscriptions_) {
+    for (const auto& s : subs) {
+      if (s.producers.count(name)) keys_by_consumer[s.consumer].push_back(key);
+    }
+  }
+  for (const auto& [consumer, keys] : keys_by_consumer) {
+    p.subscribers.insert(consumer);
+    out.push_back(subscribe_to_notice(p, consumer, keys));
+    if (EndpointPtr c = consumer_endpoint(consumer)) {
+      out.push_back({c, "CONNECT-" + consumers_[consumer].id,
+                     object({{"event", quoted("CONNECT")}, {"socket", quoted(endpoint->socket_id())},
+                             {"producer", quoted(name)}})});
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<Notice>> Realm::register_consumer(const std::string& name, const std::string& id,
+                                                            const EndpointPtr& endpoint) {
+  Consumer& c = consumers_[name];
+  if (c.online && c.endpoint && c.endpoint != endpoint) return std::nullopt;
+  c.id = id;
+  c.endpoint = endpoint;
+  c.online = true;
+  std::vector<Notice> out;
+  for (const auto& producer : c.subscribe_tos) {
+    auto it = producers_.find(producer);
+    if (it == producers_.end() || !it->second.online || !it->second.endpoint) continue;
+    out.push_back({it->second.endpoint, "CONNECT-" + it->second.id,
+                   object({{"event", quoted("CONNECT")}, {"socket", quoted(endpoint->socket_id())}, {"id", quoted(id)},
+                           {"consumer", quoted(name)}})});
+  }
+  return out;
+}
+
+std::pair<std::string, std::vector<Notice>> Realm::subscribe(const SubscribeSpec& spec, const EndpointPtr& endpoint) {
+  std::string key = subscription_key(spec.producer, spec.event);
+  // A consumer name with no live connection is bound to this one, without the duplicate check.
+  Consumer& c = consumers_[spec.consumer];
+  if (!c.online || !c.endpoint) {
+    c.endpoint = endpoint;
+    c.online = true;
+    if (c.id.empty()) c.id = spec.id;
+  }
+  c.subscribe_tos.insert(spec.producer);
+
+  auto& subs = subscriptions_[key];
+  auto it = std::find_if(subs.begin(), subs.end(), [&](const Subscription& s) { return s.consumer == spec.consumer; });
+  if (it == subs.end()) {
+    subs.push_back(Subscription{});
+    it = subs.end() - 1;
+    it->index_id = next_index_id_++;
+    it->consumer = spec.consumer;
+  }
+  Subscription& s = *it;
+  if (s.topic) topics_.erase(s.pattern, s.index_id);
+  s.id = spec.id;
+  s.consumer_id = spec.consumer_id;
+  s.producers.insert(spec.producer);
+  s.topic = spec.topic;
+  s.group = spec.group;
+  s.durable = spec.durable;
+  s.ack = spec.ack;
+  if (s.topic) {
+    s.pattern = lower(spec.event);
+    topics_.insert(s.pattern, s.index_id);
+    topic_subs_[s.index_id] = {key, spec.consumer};
+  } else {
+    topic_subs_.erase(s.index_id);
+  }
+
+  std::vector<Notice> out;
+  auto announce = [&](Producer& p) {
+    p.subscribers.insert(spec.consumer);
+    Notice n = subscribe_to_notice(p, spec.consumer, {key});
+    out.push_back(std::move(n));
+  };
+  if (spec.producer != kAnyProducer) {
+    auto p = producers_.find(spec.producer);
+    if (p != producers_.end() && p->second.online && p->second.endpoint) announce(p->second);
+  } else {
+    for (auto& [name, p] : producers_) {
+      if (name != spec.consumer && p.online && p.endpoint) announce(p);
+    }
+  }
+  return {key, std::move(out)};
+}
+
+bool Realm::unsubscribe(const std::string& key, const std::string& consumer) {
+  auto it = subscriptions_.find(key);
+  if (it == subscriptions_.end()) return false;
+  auto& subs = it->second;
+  auto s = std::find_if(subs.begin(), subs.end(), [&](const Subscription& x) { return x.consumer == consumer; });
+  if (s == subs.end()) return false;
+  if (s->topic) {
+    topics_.erase(s->pattern, s->index_id);
+    topic_subs_.erase(s->index_id);
+  }
+  subs.erase(s);
+  if (subs.empty()) subscriptions_.erase(it);
+  return true;
+}
+
+void Realm::bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint) {
+  Producer& p = producers_[name];
+  if (p.online && p.endpoint) return;
+  p.endpoint = endpoint;
+  p.online = true;
+  if (id) p.id = *id;
+}
+
+std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
+  const std::string exact = subscription_key(from, event);
+  std::string keys[3] = {exact, lower(from) + std::string(kAllEventsSuffix), "tyo-mq-all-" + lower(event)};
+  std::vector<Candidate> candidates;
+  for (int k = 0; k < 3; ++k) {
+    if ((k == 1 && keys[1] == keys[0]) || (k == 2 && (keys[2] == keys[0] || keys[2] == keys[1]))) continue;
+    auto it = subscriptions_.find(keys[k]);
+    if (it == subscriptions_.end()) continue;
+    for (const auto& s : it->second) {
+      // The reference checks the consumer-level producer set, case-sensitively (§4.2).
+      auto c = consumers_.find(s.consumer);
+      if (c == consumers_.end()) continue;
+      const auto& tos = c->second.subscribe_tos;
+      if (tos.count(std::string(kAnyProducer)) || tos.count(std::string(from))) candidates.push_back({&it->first, &s});
+    }
+  }
+  if (!topics_.empty()) {
+    std::vector<SubjectIndex::Id> ids;
+    topics_.match(lower(event), ids);
+    std::sort(ids.begin(), ids.end());  // creation order, as the reference walks its patterns
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (auto id : ids) {
+      auto ts = topic_subs_.find(id);
+      if (ts == topic_subs_.end()) continue;
+      const std::string& key = ts->second.first;
+      if (key == keys[0] || key == keys[1] || key == keys[2]) continue;  // the exact pass had it
+      auto it = subscriptions_.find(key);
+      if (it == subscriptions_.end()) continue;
+      for (const auto& s : it->second) {
+        if (s.index_id == id) candidates.push_back({&it->first, &s});
+      }
+    }
+  }
+
+  std::vector<Route> out;
+  std::vector<std::pair<std::string, std::vector<Candidate>>> groups;  // in order of first appearance
+  for (const auto& cand : candidates) {
+    if (cand.sub->group) {
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == *cand.sub->group; });
+      if (g == groups.end()) groups.push_back({*cand.sub->group, {cand}});
+      else g->second.push_back(cand);
+      continue;
+    }
+    out.push_back({*cand.key, cand.sub->consumer, consumer_endpoint(cand.sub->consumer)});
+  }
+  // Round-robin among the online members, or among all when none is online (§4.5).
+  for (auto& [group, members] : groups) {
+    std::vector<Candidate> pool;
+    for (const auto& m : members) {
+      if (online(m.sub->consumer)) pool.push_back(m);
+    }
+    if (pool.empty()) pool = members;
+    uint64_t n = ++group_counters_[group];
+    const Candidate& chosen = pool[(n - 1) % pool.size()];
+    out.push_back({*chosen.key, chosen.sub->consumer, consumer_endpoint(chosen.sub->consumer)});
+  }
+  return out;
+}
+
+std::vector<Notice> Realm::disconnect(const EndpointPtr& endpoint) {
+  // Every name on the connection goes offline first, so nobody is told about a peer on the same socket.
+  std::vector<std::string> gone_producers, gone_consumers;
+  for (auto& [name, p] : producers_) {
+    if (p.endpoint == endpoint) {
+      p.online = false;
+      p.endpoint = nullptr;
+      gone_producers.push_back(name);
+    }
+  }
+  for (auto& [name, c] : consumers_) {
+    if (c.endpoint == endpoint) {
+      c.online = false;
+      c.endpoint = nullptr;
+      gone_consumers.push_back(name);
+    }
+  }
+  std::vector<Notice> out;
+  const std::string socket = quoted(endpoint->socket_id());
+  for (const auto& name : gone_producers) {
+    for (const auto& consumer : producers_[name].subscribers) {
+      if (EndpointPtr c = consumer_endpoint(consumer)) {
+        out.push_back({c, "DISCONNECT-" + consumers_[consumer].id,
+                       object({{"event", quoted("DISCONNECT")}, {"socket", socket}, {"producer", quoted(name)}})});
+      }
+    }
+  }
+  for (const auto& name : gone_consumers) {
+    for (const auto& producer : consumers_[name].subscribe_tos) {
+      auto p = producers_.find(producer);
+      if (p == producers_.end() || !p->second.online || !p->second.endpoint) continue;
+      out.push_back({p->second.endpoint, "DISCONNECT-" + p->second.id,
+                     object({{"event", quoted("DISCONNECT")}, {"socket", socket}, {"consumer", quoted(name)}})});
+    }
+  }
+  return out;
+}
+
+}  // namespace siomq::broker

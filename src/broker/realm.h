@@ -1,0 +1,130 @@
+// The live tyo-mq registry of one realm (protocol §2, §4): producer and consumer names bound to
+// connections, subscriptions by key, the topic index, group counters — and the routing and presence
+// rules over them. Not thread-safe: the Broker hands it out under the realm's lock. It decides who gets
+// what; the surface turns its answers into wire events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "broker/subject_index.h"
+
+namespace siomq::broker {
+
+// A connection as the broker sees it. Surfaces subclass it to reach their socket.
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+  virtual const std::string& socket_id() const = 0;
+};
+using EndpointPtr = std::shared_ptr<Endpoint>;
+
+// The subscription keys of protocol §4.1.
+std::string lower(std::string_view s);
+std::string subscription_key(std::string_view producer, std::string_view event);
+inline constexpr std::string_view kAnyProducer = "TYO-MQ-ALL";
+inline constexpr std::string_view kAllEventsSuffix = "-TM-ALL";
+
+struct SubscribeSpec {
+  std::string event;
+  std::string producer;
+  std::string consumer;
+  std::string id;           // consumer id
+  std::string consumer_id;  // durable queue key
+  bool topic = false;
+  std::optional<std::string> group;
+  bool durable = false;
+  bool ack = false;
+};
+
+// An event for one connection: the surface sends `event` with the JSON object `payload`.
+struct Notice {
+  EndpointPtr to;
+  std::string event;
+  std::string payload;
+};
+
+// One routed copy of a message: deliver on CONSUME-<key> to `endpoint`.
+struct Route {
+  std::string key;
+  std::string consumer;
+  EndpointPtr endpoint;  // null when the consumer is offline
+};
+
+class Realm {
+ public:
+  Realm();
+
+  // PRODUCER (§3.1): binds `name` to the endpoint; returns the presence events to send.
+  std::vector<Notice> register_producer(const std::string& name, const std::string& id, const EndpointPtr& endpoint);
+  // CONSUMER (§3.2). Returns nullopt when the name is bound to another live connection (duplicate).
+  std::optional<std::vector<Notice>> register_consumer(const std::string& name, const std::string& id,
+                                                       const EndpointPtr& endpoint);
+  // SUBSCRIBE (§3.3): creates or overwrites the (key, consumer) subscription. Returns the key and the
+  // presence events.
+  std::pair<std::string, std::vector<Notice>> subscribe(const SubscribeSpec& spec, const EndpointPtr& endpoint);
+  // UNSUBSCRIBE (§0 row 4): removes the subscription; false if there was none.
+  bool unsubscribe(const std::string& key, const std::string& consumer);
+  // PRODUCE (§3.5's `from`): a producer name with no live connection is bound to this one, silently.
+  void bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint);
+  // Routing of PRODUCE {event, from} (§4.2, §4.4, §4.5): every copy to deliver, in order.
+  std::vector<Route> route(std::string_view event, std::string_view from);
+  // The connection went away: every name bound to it goes offline (§0 row 5); returns the presence events.
+  std::vector<Notice> disconnect(const EndpointPtr& endpoint);
+
+  size_t producer_count() const { return producers_.size(); }
+  size_t consumer_count() const { return consumers_.size(); }
+  size_t subscription_count() const;
+
+ private:
+  struct Producer {
+    std::string id;
+    EndpointPtr endpoint;
+    bool online = false;
+    std::set<std::string> subscribers;  // consumer names
+  };
+  struct Consumer {
+    std::string id;
+    EndpointPtr endpoint;
+    bool online = false;
+    std::set<std::string> subscribe_tos;  // producer names as given, case kept
+  };
+  struct Subscription {
+    uint64_t index_id = 0;
+    std::string consumer;
+    std::string id;
+    std::string consumer_id;
+    std::set<std::string> producers;
+    bool topic = false;
+    std::string pattern;
+    std::optional<std::string> group;
+    bool durable = false;
+    bool ack = false;
+  };
+  struct Candidate {
+    const std::string* key;
+    const Subscription* sub;
+  };
+
+  bool online(const std::string& consumer) const;
+  EndpointPtr consumer_endpoint(const std::string& consumer) const;
+  Notice subscribe_to_notice(const Producer& producer, const std::string& consumer, const std::vector<std::string>& keys);
+
+  std::unordered_map<std::string, Producer> producers_;
+  std::unordered_map<std::string, Consumer> consumers_;
+  // key -> subscriptions in the order they were made (one per consumer name)
+  std::map<std::string, std::vector<Subscription>> subscriptions_;
+  SubjectIndex topics_{kMqttSyntax};
+  std::unordered_map<uint64_t, std::pair<std::string, std::string>> topic_subs_;  // index id -> (key, consumer)
+  std::unordered_map<std::string, uint64_t> group_counters_;
+  uint64_t next_index_id_ = 1;
+};
+
+}  // namespace siomq::broker

@@ -1,0 +1,138 @@
+#include "broker/realm.h"
+
+#include <gtest/gtest.h>
+
+namespace siomq::broker {
+namespace {
+
+class FakeEndpoint : public Endpoint {
+ public:
+  explicit FakeEndpoint(std::string id) : id_(std::move(id)) {}
+  const std::string& socket_id() const override { return id_; }
+
+ private:
+  std::string id_;
+};
+
+EndpointPtr ep(const char* id) { return std::make_shared<FakeEndpoint>(id); }
+
+SubscribeSpec spec(std::string producer, std::string event, std::string consumer) {
+  SubscribeSpec s;
+  s.producer = std::move(producer);
+  s.event = std::move(event);
+  s.consumer = std::move(consumer);
+  s.id = s.consumer;
+  s.consumer_id = s.consumer;
+  return s;
+}
+
+std::vector<std::string> keys_of(const std::vector<Route>& routes) {
+  std::vector<std::string> out;
+  for (const auto& r : routes) out.push_back(r.key + ">" + r.consumer);
+  return out;
+}
+
+TEST(Keys, AsTheReferenceBuildsThem) {
+  EXPECT_EQ(subscription_key("ProdA", "Hello"), "proda-hello");
+  EXPECT_EQ(subscription_key("ProdA", "TM-ALL"), "proda-TM-ALL");
+  EXPECT_EQ(subscription_key("TYO-MQ-ALL", "Org/+/Cmd"), "tyo-mq-all-org/+/cmd");
+}
+
+TEST(Realm, ExactRoutingChecksTheProducerNameCaseSensitively) {
+  Realm realm;
+  auto c = ep("c-sock");
+  realm.subscribe(spec("proda", "hello", "c1"), c);
+  EXPECT_TRUE(realm.route("hello", "ProdA").empty());  // key found, name check fails
+  EXPECT_EQ(keys_of(realm.route("hello", "proda")), std::vector<std::string>{"proda-hello>c1"});
+  // A TYO-MQ-ALL subscription elsewhere opens the name check for the consumer.
+  realm.subscribe(spec("TYO-MQ-ALL", "other", "c1"), c);
+  EXPECT_EQ(keys_of(realm.route("hello", "ProdA")), std::vector<std::string>{"proda-hello>c1"});
+}
+
+TEST(Realm, TwoMatchingKeysGiveTwoCopiesAndScopeAllWorks) {
+  Realm realm;
+  auto c = ep("c");
+  realm.subscribe(spec("p", "e", "c1"), c);
+  realm.subscribe(spec("TYO-MQ-ALL", "e", "c1"), c);
+  realm.subscribe(spec("p", "TM-ALL", "c2"), ep("c2"));
+  EXPECT_EQ(keys_of(realm.route("E", "p")),
+            (std::vector<std::string>{"p-e>c1", "p-TM-ALL>c2", "tyo-mq-all-e>c1"}));
+}
+
+TEST(Realm, TopicsIgnoreTheProducerAndSkipExactKeys) {
+  Realm realm;
+  auto c = ep("c");
+  auto s = spec("X", "org/+/cmd", "c1");
+  s.topic = true;
+  realm.subscribe(s, c);
+  auto t = spec("TYO-MQ-ALL", "a/#", "c2");
+  t.topic = true;
+  realm.subscribe(t, ep("c2"));
+  EXPECT_EQ(keys_of(realm.route("Org/7/CMD", "Y")), std::vector<std::string>{"x-org/+/cmd>c1"});
+  EXPECT_EQ(keys_of(realm.route("a", "Y")), std::vector<std::string>{"tyo-mq-all-a/#>c2"});
+  EXPECT_TRUE(realm.route("b", "Y").empty());
+  EXPECT_TRUE(realm.unsubscribe("tyo-mq-all-a/#", "c2"));
+  EXPECT_TRUE(realm.route("a/b", "Y").empty());
+}
+
+TEST(Realm, GroupsShareRoundRobinAmongOnlineMembers) {
+  Realm realm;
+  auto a = ep("a"), b = ep("b");
+  auto sa = spec("p", "e", "wa");
+  sa.group = "g";
+  auto sb = spec("p", "e", "wb");
+  sb.group = "g";
+  realm.subscribe(sa, a);
+  realm.subscribe(sb, b);
+  realm.subscribe(spec("p", "e", "solo"), ep("s"));
+  std::map<std::string, int> got;
+  for (int i = 0; i < 1000; ++i) {
+    for (const auto& r : realm.route("e", "p")) got[r.consumer]++;
+  }
+  EXPECT_EQ(got["solo"], 1000);
+  EXPECT_EQ(got["wa"], 500);
+  EXPECT_EQ(got["wb"], 500);
+  realm.disconnect(b);
+  for (const auto& r : realm.route("e", "p")) EXPECT_NE(r.consumer, "wb");
+}
+
+TEST(Realm, DuplicateConsumerNamesAndDisconnect) {
+  Realm realm;
+  auto one = ep("one"), two = ep("two");
+  ASSERT_TRUE(realm.register_consumer("c", "c", one));
+  EXPECT_FALSE(realm.register_consumer("c", "c", two));  // still connected elsewhere
+  realm.register_producer("p1", "p1", one);
+  realm.register_producer("p2", "p2", one);
+  realm.disconnect(one);
+  EXPECT_TRUE(realm.register_consumer("c", "c", two));  // the old holder is gone
+  realm.subscribe(spec("p2", "e", "c"), two);
+  auto routes = realm.route("e", "p2");
+  ASSERT_EQ(routes.size(), 1u);
+  EXPECT_EQ(routes[0].endpoint, two);
+}
+
+TEST(Realm, PresenceNotices) {
+  Realm realm;
+  auto prod = ep("ps"), cons = ep("cs");
+  realm.register_producer("p", "pid", prod);
+  realm.register_consumer("c", "cid", cons);
+  auto [key, notices] = realm.subscribe(spec("p", "e", "c"), cons);
+  EXPECT_EQ(key, "p-e");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].to, prod);
+  EXPECT_EQ(notices[0].event, "SUBSCRIBE-TO-pid");
+  EXPECT_EQ(notices[0].payload, R"({"name":"c","id":"cid","socket":"cs","events":["p-e"],"online":true})");
+  auto bye = realm.disconnect(prod);
+  ASSERT_EQ(bye.size(), 1u);
+  EXPECT_EQ(bye[0].to, cons);
+  EXPECT_EQ(bye[0].event, "DISCONNECT-cid");
+  EXPECT_EQ(bye[0].payload, R"({"event":"DISCONNECT","socket":"ps","producer":"p"})");
+  auto back = realm.register_producer("p", "pid", prod);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].event, "SUBSCRIBE-TO-pid");
+  EXPECT_EQ(back[1].event, "CONNECT-cid");
+  EXPECT_EQ(back[1].payload, R"({"event":"CONNECT","socket":"ps","producer":"p"})");
+}
+
+}  // namespace
+}  // namespace siomq::broker
