@@ -192,6 +192,18 @@ bool Realm::unsubscribe(const std::string& key, const std::string& consumer) {
   return true;
 }
 
+bool Realm::unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint) {
+  auto it = subscriptions_.find(key);
+  if (it == subscriptions_.end()) return false;
+  std::vector<std::string> mine;
+  for (const auto& s : it->second) {
+    auto c = consumers_.find(s.consumer);
+    if (c != consumers_.end() && c->second.endpoint == endpoint) mine.push_back(s.consumer);
+  }
+  for (const auto& consumer : mine) unsubscribe(key, consumer);
+  return !mine.empty();
+}
+
 void Realm::bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint) {
   Producer& p = producers_[name];
   if (p.online && p.endpoint) return;

@@ -72,6 +72,8 @@ class Realm {
   std::pair<std::string, std::vector<Notice>> subscribe(const SubscribeSpec& spec, const EndpointPtr& endpoint);
   // UNSUBSCRIBE (§0 row 4): removes the subscription; false if there was none.
   bool unsubscribe(const std::string& key, const std::string& consumer);
+  // UNSUBSCRIBE by key alone: removes that key's subscriptions of every consumer bound to `endpoint`.
+  bool unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint);
   // PRODUCE (§3.5's `from`): a producer name with no live connection is bound to this one, silently.
   void bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint);
   // Routing of PRODUCE {event, from} (§4.2, §4.4, §4.5): every copy to deliver, in order.

@@ -132,7 +132,7 @@ void SioClient::connect(const std::string& nsp, std::string_view auth) {
   }
   if (find(nsp)) return;  // already connected: nothing changes
   std::string id = v3 ? (nsp == "/" ? session_.sid() : nsp + "#" + session_.sid()) : random_id();
-  auto socket = std::make_unique<Socket>(*this, nsp, std::move(id));
+  auto socket = std::make_shared<Socket>(*this, nsp, std::move(id));
   if (ns->on_connect) {
     if (auto error = ns->on_connect(*socket, auth)) {
       refuse(*error);
@@ -204,7 +204,7 @@ bool SioClient::handle(sio::Packet&& packet) {
 void SioClient::remove(Socket& socket, std::string_view reason) {
   for (auto it = sockets_.begin(); it != sockets_.end(); ++it) {
     if (it->get() != &socket) continue;
-    std::unique_ptr<Socket> owned = std::move(*it);
+    std::shared_ptr<Socket> owned = std::move(*it);
     sockets_.erase(it);
     std::vector<std::string> rooms(owned->rooms_.begin(), owned->rooms_.end());
     for (const auto& r : rooms) owned->leave(r);
@@ -213,7 +213,7 @@ void SioClient::remove(Socket& socket, std::string_view reason) {
     if (ns && ns->on_disconnect) ns->on_disconnect(*owned, reason);
     // A handler further up the stack may still hold this socket: it is destroyed after the call
     // unwinds, and until then it is disconnected, so sends through it do nothing.
-    boost::asio::post(session_.worker().io(), [dead = std::shared_ptr<Socket>(std::move(owned))] {});
+    boost::asio::post(session_.worker().io(), [dead = std::move(owned)] {});
     return;
   }
 }

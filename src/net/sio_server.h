@@ -87,7 +87,7 @@ class SioClient : public SessionHandler {
   SioServer& server_;
   EngineSession& session_;
   sio::Decoder decoder_;
-  std::vector<std::unique_ptr<Socket>> sockets_;
+  std::vector<std::shared_ptr<Socket>> sockets_;
   bool ever_joined_ = false;
 };
 

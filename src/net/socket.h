@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,7 +27,7 @@ struct Message {
   std::optional<uint64_t> ack_id;
 };
 
-class Socket {
+class Socket : public std::enable_shared_from_this<Socket> {
  public:
   Socket(SioClient& client, std::string nsp, std::string id);
 
@@ -50,6 +51,13 @@ class Socket {
   void leave(const std::string& room);
   const std::unordered_set<std::string>& rooms() const { return rooms_; }
 
+  // What the namespace's surface keeps for this socket (its own type); null until set.
+  template <class T>
+  std::shared_ptr<T> state() const {
+    return std::static_pointer_cast<T>(state_);
+  }
+  void set_state(std::shared_ptr<void> state) { state_ = std::move(state); }
+
   // Sends DISCONNECT for this namespace and removes the socket; with `close_connection` the whole
   // Engine.IO session closes too.
   void disconnect(bool close_connection = false);
@@ -60,6 +68,7 @@ class Socket {
   std::string nsp_;
   std::string id_;
   std::unordered_set<std::string> rooms_;
+  std::shared_ptr<void> state_;
   bool connected_ = false;
 };
 

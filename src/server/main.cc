@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "broker/broker.h"
 #include "net/engine_server.h"
 #include "net/listener.h"
 #include "net/sio_server.h"
@@ -42,7 +43,8 @@ int run(const Options& opt) {
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   net::WorkerPool pool(threads);
   net::SioServer sio(pool);
-  surfaces::register_tyo_mq(sio);
+  broker::Broker broker;
+  surfaces::register_tyo_mq(sio, broker);
   if (settings.diagnostics) surfaces::register_diagnostics(sio);
 
   const net::TransportOptions& transport = settings.transport;

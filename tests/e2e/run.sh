@@ -3,7 +3,7 @@
 #
 #   tests/e2e/run.sh [--concurrency] [extra node --test args]
 #
-# --concurrency   only the files where several worker threads share state (rooms, the session registry,
+# --concurrency   only the files where several worker threads share state (rooms, the broker, the session registry,
 #                 connections moving between workers, shutdown): the ThreadSanitizer run uses this.
 # SIOMQ_SERVER    the server binary (default: build/src/siomq-server of this checkout)
 # SIOMQ_SANITIZED set to 1 for a sanitizer build: the tests wait longer
@@ -37,7 +37,7 @@ fi
 cd "$here"
 shopt -s nullglob
 if ((concurrency_only)); then
-  all=(diagnostics.test.js upgrade.test.js lifecycle.test.js many_clients.test.js)
+  all=(diagnostics.test.js upgrade.test.js lifecycle.test.js tyo_mq_pubsub.test.js many_clients.test.js)
 else
   all=(*.test.js)
 fi
