@@ -271,6 +271,32 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
   return out;
 }
 
+std::vector<EndpointPtr> Realm::members() const {
+  std::vector<EndpointPtr> out;
+  auto add = [&](const EndpointPtr& e) {
+    if (e && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  };
+  for (const auto& [name, p] : producers_) {
+    if (p.online) add(p.endpoint);
+  }
+  for (const auto& [name, c] : consumers_) {
+    if (c.online) add(c.endpoint);
+  }
+  return out;
+}
+
+std::vector<Route> Realm::group_members(const std::string& group) const {
+  std::vector<Route> out;
+  std::set<std::string> seen;
+  for (const auto& [key, subs] : subscriptions_) {
+    for (const auto& s : subs) {
+      if (s.group != group || !seen.insert(s.consumer).second) continue;
+      if (EndpointPtr e = consumer_endpoint(s.consumer)) out.push_back({key, s.consumer, e});
+    }
+  }
+  return out;
+}
+
 std::vector<Notice> Realm::disconnect(const EndpointPtr& endpoint) {
   // Every name on the connection goes offline first, so nobody is told about a peer on the same socket.
   std::vector<std::string> gone_producers, gone_consumers;

@@ -78,6 +78,10 @@ class Realm {
   void bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint);
   // Routing of PRODUCE {event, from} (§4.2, §4.4, §4.5): every copy to deliver, in order.
   std::vector<Route> route(std::string_view event, std::string_view from);
+  // Broadcast to the realm (§4.6): every live connection bound to a producer or consumer name, once each.
+  std::vector<EndpointPtr> members() const;
+  // Broadcast to group `group` (§4.6): per distinct consumer name, its first subscription in that group.
+  std::vector<Route> group_members(const std::string& group) const;
   // The connection went away: every name bound to it goes offline (§0 row 5); returns the presence events.
   std::vector<Notice> disconnect(const EndpointPtr& endpoint);
 

@@ -3,6 +3,8 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include <openssl/rand.h>
+
 #include <map>
 
 #include "broker/broker.h"
@@ -11,6 +13,7 @@
 #include "net/worker_pool.h"
 #include "surfaces/ping.h"
 #include "surfaces/tyo_mq_requests.h"
+#include "wire/engineio.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
 
@@ -19,12 +22,28 @@ namespace {
 
 const std::string kRealm = "default";  // until the auth issue brings realms
 
+// Deliveries longer than this (in UTF-16 code units, as JavaScript measures) go out as CONSUME_CHUNK pieces.
+constexpr size_t kChunkThreshold = 262144;
+// Bytes of unfinished PRODUCE_CHUNK transfers one socket may hold.
+constexpr size_t kMaxChunkedBytesPerSocket = 64 * 1024 * 1024;
+
+// A PRODUCE arriving in pieces (§3.6).
+struct ChunkedTransfer {
+  size_t total = 0;
+  size_t bytes = 0;
+  std::map<size_t, std::string> pieces;
+};
+
 // A socket as the broker sees it; `send` may be called from any worker.
 class SocketEndpoint : public broker::Endpoint {
  public:
   explicit SocketEndpoint(net::Socket& socket)
       : worker_(socket.session().worker()), socket_(socket.weak_from_this()), id_(socket.id()) {}
   const std::string& socket_id() const override { return id_; }
+
+  // PRODUCE_CHUNK transfers in progress; touched only on the socket's own worker, dropped with the socket.
+  std::map<std::string, ChunkedTransfer> transfers;
+  size_t transfer_bytes = 0;
 
   void send(std::shared_ptr<const std::vector<net::OutFrame>> frames) {
     auto deliver = [socket = socket_, frames] {
@@ -144,28 +163,139 @@ std::string delivery_payload(const ProduceRequest& p) {
   return out;
 }
 
-void on_produce(broker::Broker& broker, net::Socket& socket, const net::Message& msg) {
-  std::string storage;
-  auto object = request(socket, msg, storage);
-  if (!object) return;
-  auto p = parse_produce(*object);
+// Sends `payload` as `event` (CONSUME-<key>), in CONSUME_CHUNK pieces when it is too long (§4.2).
+std::vector<std::shared_ptr<const std::vector<net::OutFrame>>> delivery_frames(
+    const std::string& event, const std::string& payload, const std::vector<std::string>& attachments) {
+  if (eio::utf16_length(payload) <= kChunkThreshold || !attachments.empty())
+    return {event_frames(event, payload, attachments)};
+  // transferId as the reference makes it: base36(now) "-" random base36; pieces split at UTF-8 boundaries.
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  auto base36 = [](uint64_t v) {
+    std::string out;
+    do out.insert(out.begin(), kDigits[v % 36]); while (v /= 36);
+    return out;
+  };
+  uint64_t now = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  uint64_t nonce = 0;
+  RAND_bytes(reinterpret_cast<unsigned char*>(&nonce), sizeof nonce);
+  std::string transfer = base36(now) + "-" + base36(nonce);
+  std::vector<std::string_view> pieces;
+  std::string_view rest = payload;
+  while (!rest.empty()) {
+    size_t n = std::min(rest.size(), kChunkThreshold);
+    while (n < rest.size() && (static_cast<unsigned char>(rest[n]) & 0xc0) == 0x80) --n;  // not inside a character
+    pieces.push_back(rest.substr(0, n));
+    rest.remove_prefix(n);
+  }
+  std::vector<std::shared_ptr<const std::vector<net::OutFrame>>> out;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    std::string chunk = "{\"transferId\":";
+    sio::append_json_string(chunk, transfer);
+    chunk += ",\"event\":";
+    sio::append_json_string(chunk, event);
+    chunk += ",\"index\":" + std::to_string(i) + ",\"total\":" + std::to_string(pieces.size()) + ",\"data\":";
+    sio::append_json_string(chunk, pieces[i]);
+    chunk.push_back('}');
+    out.push_back(event_frames("CONSUME_CHUNK", chunk));
+  }
+  return out;
+}
+
+void send_all(const broker::EndpointPtr& to, const std::vector<std::shared_ptr<const std::vector<net::OutFrame>>>& frames) {
+  auto e = std::static_pointer_cast<SocketEndpoint>(to);
+  for (const auto& f : frames) e->send(f);
+}
+
+// Broadcast (§4.6): never stored, never mirrored to "*".
+void broadcast(broker::Broker& broker, const ProduceRequest& p, const std::string& payload,
+               const std::vector<std::string>& attachments) {
+  if (p.broadcast_scope == "group" && p.group) {
+    auto routes = broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.group_members(*p.group); });
+    for (const auto& r : routes) send_all(r.endpoint, delivery_frames("CONSUME-" + r.key, payload, attachments));
+    return;
+  }
+  // The realm's four events (the reference's misnamed fifth, <p>-TM-ALL-CONSUME, is not sent: §0 row 12).
+  auto members = broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.members(); });
+  std::vector<std::shared_ptr<const std::vector<net::OutFrame>>> frames;
+  for (const std::string& event : {"CONSUME-" + p.event, "CONSUME-" + broker::subscription_key(p.from, p.event),
+                                   "CONSUME-tyo-mq-all-" + broker::lower(p.event),
+                                   "CONSUME-" + broker::lower(p.from) + std::string(broker::kAllEventsSuffix)})
+    frames.push_back(event_frames(event, payload, attachments));
+  for (const auto& m : members) send_all(m, frames);
+}
+
+// PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments.
+void produce(broker::Broker& broker, net::Socket& socket, const net::Message& msg, std::string_view object,
+             const std::vector<std::string>& attachments) {
+  auto p = parse_produce(object);
   if (!p) return reply_error(socket, msg, p.error());
+  std::string payload = delivery_payload(*p);
+  if (p->broadcast) return broadcast(broker, *p, payload, attachments);
   auto endpoint = endpoint_of(socket);
   auto routes = broker.with_realm(kRealm, [&](broker::Realm& realm) {
     realm.bind_sender(p->from, p->id, endpoint);
     return realm.route(p->event, p->from);
   });
-  if (routes.empty()) return;
   // One encoding per subscription key, shared by every consumer under it.
-  std::string payload = delivery_payload(*p);
-  std::vector<std::string> attachments(msg.attachments.begin(), msg.attachments.end());
-  std::map<std::string, std::shared_ptr<const std::vector<net::OutFrame>>> frames;
+  std::map<std::string, std::vector<std::shared_ptr<const std::vector<net::OutFrame>>>> frames;
   for (const auto& route : routes) {
     if (!route.endpoint) continue;  // offline: durable queues come with the durable engine
     auto& f = frames[route.key];
-    if (!f) f = event_frames("CONSUME-" + route.key, payload, attachments);
-    std::static_pointer_cast<SocketEndpoint>(route.endpoint)->send(f);
+    if (f.empty()) f = delivery_frames("CONSUME-" + route.key, payload, attachments);
+    send_all(route.endpoint, f);
   }
+}
+
+void on_produce(broker::Broker& broker, net::Socket& socket, const net::Message& msg) {
+  std::string storage;
+  auto object = request(socket, msg, storage);
+  if (!object) return;
+  produce(broker, socket, msg, *object, {msg.attachments.begin(), msg.attachments.end()});
+}
+
+// PRODUCE_CHUNK (§3.6): pieces of a PRODUCE's JSON, joined in index order once `total` have arrived.
+void on_produce_chunk(broker::Broker& broker, net::Socket& socket, const net::Message& msg) {
+  std::string storage;
+  auto object = request(socket, msg, storage);
+  if (!object) return;
+  auto members = json::object_members(*object);
+  std::string transfer, data;
+  std::optional<size_t> index, total;
+  auto number = [](std::string_view v) -> std::optional<size_t> {
+    if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    return static_cast<size_t>(std::stoul(std::string(v)));
+  };
+  for (const auto& m : *members) {
+    if (m.key == "transferId" && !m.value.empty() && m.value.front() == '"') transfer = json::unescape(m.value).value_or("");
+    if (m.key == "transferId" && !m.value.empty() && m.value.front() != '"') transfer = std::string(m.value);
+    if (m.key == "data" && !m.value.empty() && m.value.front() == '"') data = json::unescape(m.value).value_or("");
+    if (m.key == "index") index = number(m.value);
+    if (m.key == "total") total = number(m.value);
+  }
+  if (transfer.empty() || !index || !total || *total == 0 || *index >= *total)
+    return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK requires transferId, index < total and data"});
+  auto endpoint = endpoint_of(socket);
+  auto& t = endpoint->transfers[transfer];
+  if (endpoint->transfer_bytes + data.size() > kMaxChunkedBytesPerSocket) {
+    endpoint->transfer_bytes -= t.bytes;
+    endpoint->transfers.erase(transfer);
+    return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: too much chunked data in flight; transfer dropped"});
+  }
+  t.total = *total;
+  auto& piece = t.pieces[*index];
+  // A repeated index replaces its piece (the reference would count it twice).
+  t.bytes += data.size() - piece.size();
+  endpoint->transfer_bytes += data.size() - piece.size();
+  piece = std::move(data);
+  if (t.pieces.size() < t.total) return;
+  std::string joined;
+  joined.reserve(t.bytes);
+  for (auto& [i, p] : t.pieces) joined += p;
+  endpoint->transfer_bytes -= t.bytes;
+  endpoint->transfers.erase(transfer);
+  if (!json::object_members(joined)) return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: the joined data is not a JSON object"});
+  produce(broker, socket, msg, joined, {});
 }
 
 void on_subscribe(broker::Broker& broker, net::Socket& socket, const net::Message& msg) {
@@ -260,6 +390,23 @@ void register_tyo_mq(net::SioServer& sio, broker::Broker& broker) {
   ns.handlers["SUBSCRIBE"] = [&broker](net::Socket& s, const net::Message& m) { on_subscribe(broker, s, m); };
   ns.handlers["UNSUBSCRIBE"] = [&broker](net::Socket& s, const net::Message& m) { on_unsubscribe(broker, s, m); };
   ns.handlers["PRODUCE"] = [&broker](net::Socket& s, const net::Message& m) { on_produce(broker, s, m); };
+  ns.handlers["PRODUCE_CHUNK"] = [&broker](net::Socket& s, const net::Message& m) { on_produce_chunk(broker, s, m); };
+  // QUIT: the payload must be the socket's own id; the server then disconnects it.
+  ns.handlers["QUIT"] = [](net::Socket& socket, const net::Message& msg) {
+    auto args = json::array_elements(msg.json);
+    if (args && args->size() >= 2 && json::unescape((*args)[1]).value_or("") == socket.id()) return socket.disconnect(true);
+    reply_error(socket, msg, Error{kMalformedRequest, "QUIT: the payload must be this socket's id"});
+  };
+  // HELLO and DEBUG are logged only.
+  ns.handlers["HELLO"] = [](net::Socket& socket, const net::Message& msg) {
+    std::string storage;
+    auto object = request(socket, msg, storage);
+    if (!object) return;
+    spdlog::info("HELLO from {} ({}): {}", socket.id(), socket.remote_address(), *object);
+  };
+  ns.handlers["DEBUG"] = [](net::Socket& socket, const net::Message& msg) {
+    spdlog::debug("DEBUG from {}: {}", socket.id(), msg.json);
+  };
   ns.on_disconnect = [&broker](net::Socket& socket, std::string_view) {
     auto endpoint = socket.state<SocketEndpoint>();
     if (!endpoint) return;  // never registered anything

@@ -31,6 +31,7 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return std::get<0>(v_); }
 
   const Error& error() const { return std::get<1>(v_); }
+  T value_or(T fallback) const& { return ok() ? value() : std::move(fallback); }
 
  private:
   std::variant<T, Error> v_;

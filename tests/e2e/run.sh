@@ -37,7 +37,7 @@ fi
 cd "$here"
 shopt -s nullglob
 if ((concurrency_only)); then
-  all=(diagnostics.test.js upgrade.test.js lifecycle.test.js tyo_mq_pubsub.test.js many_clients.test.js)
+  all=(diagnostics.test.js upgrade.test.js lifecycle.test.js tyo_mq_pubsub.test.js tyo_mq_extras.test.js many_clients.test.js)
 else
   all=(*.test.js)
 fi

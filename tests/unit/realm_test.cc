@@ -136,3 +136,33 @@ TEST(Realm, PresenceNotices) {
 
 }  // namespace
 }  // namespace siomq::broker
+
+namespace siomq::broker {
+namespace {
+
+TEST(Realm, BroadcastAudiences) {
+  Realm realm;
+  auto a = std::make_shared<FakeEndpoint>("a"), b = std::make_shared<FakeEndpoint>("b");
+  realm.register_producer("p", "p", a);
+  realm.register_consumer("c", "c", a);
+  realm.register_consumer("d", "d", b);
+  EXPECT_EQ(realm.members().size(), 2u);  // a once, b once
+  auto s1 = spec("p", "one", "c");
+  s1.group = "g";
+  auto s2 = spec("p", "two", "c");
+  s2.group = "g";
+  auto s3 = spec("p", "one", "d");
+  s3.group = "h";
+  realm.subscribe(s1, a);
+  realm.subscribe(s2, a);
+  realm.subscribe(s3, b);
+  auto g = realm.group_members("g");
+  ASSERT_EQ(g.size(), 1u);  // one copy per consumer name
+  EXPECT_EQ(g[0].consumer, "c");
+  realm.disconnect(b);
+  EXPECT_TRUE(realm.group_members("h").empty());
+  EXPECT_EQ(realm.members().size(), 1u);
+}
+
+}  // namespace
+}  // namespace siomq::broker
