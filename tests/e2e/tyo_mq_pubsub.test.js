@@ -257,3 +257,29 @@ test('malformed requests get ERROR (and a failed ack) and the server keeps servi
   await waitFor(() => got.length === 1, 5000, 'a delivery after the bad input');
   await server.stop();
 });
+
+test('a subscriber that stops reading live traffic is cut off as a slow consumer; the others keep receiving', async (t) => {
+  const { handmadeWebSocket, clientFrame } = require('./lib/clients');
+  const server = await startServer(t, { settings: { transport: { max_outbound_bytes: 1048576 } } });
+  const [p, fast] = await clients(server, 2);
+  t.after(() => { p.close(); fast.close(); });
+  const slow = await handmadeWebSocket(server.port);  // paused: never reads
+  t.after(() => slow.destroy());
+  const closed = new Promise((resolve) => slow.on('close', resolve));
+  slow.write(clientFrame('40'));
+  slow.write(clientFrame('42["SUBSCRIBE",{"event":"tick","producer":"p","consumer":"slow"}]'));
+  await subscribe(fast, { event: 'tick', producer: 'p', consumer: 'fast' });
+  await delay(200);
+  const got = collect(fast, 'CONSUME-p-tick');
+  const body = 'y'.repeat(4096);
+  for (let i = 0; i < 2000; i++) {
+    p.emit('PRODUCE', { event: 'tick', from: 'p', message: body });
+    if (i % 200 === 199) await settle(p);
+  }
+  await waitFor(() => got.length === 2000, 20000, 'the fast consumer gets everything');
+  await server.waitForLog('slow consumer', 10000);
+  slow.resume();
+  slow.on('data', () => {});
+  await closed;
+  await server.stop();
+});
