@@ -13,6 +13,14 @@ namespace siomq::broker {
 
 class Broker {
  public:
+  // The realm that admins monitor: every PRODUCE elsewhere is routed there too (§4.2).
+  static constexpr const char* kMirrorRealm = "*";
+
+  // Routes a PRODUCE from `realm` — binding the sender's name as §3.5 says — and, when a realm "*"
+  // exists, in "*" as well. Every copy, in order: the realm's own first.
+  std::vector<Route> route_produce(const std::string& realm, std::string_view event, const std::string& from,
+                                   const std::optional<std::string>& sender_id, const EndpointPtr& sender);
+
   // Runs `f(Realm&)` under the realm's lock, creating the realm on first use; returns what f returns.
   template <class F>
   auto with_realm(const std::string& name, F&& f) {
@@ -26,6 +34,11 @@ class Broker {
     std::mutex mu;
     Realm realm;
   };
+  Slot* existing(const std::string& name) {
+    std::lock_guard lock(mu_);
+    auto it = realms_.find(name);
+    return it == realms_.end() ? nullptr : it->second.get();
+  }
   Slot& slot_for(const std::string& name) {
     std::lock_guard lock(mu_);
     auto& slot = realms_[name];

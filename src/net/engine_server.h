@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,10 @@ class EngineServer {
   // Closes every session; returns once each worker has done so.
   void close_all(std::string_view reason);
 
+  // Sessions closed as slow consumers since start; count_slow_consumer adds one and returns the total.
+  uint64_t slow_consumers() const { return slow_consumers_.load(std::memory_order_relaxed); }
+  uint64_t count_slow_consumer() { return slow_consumers_.fetch_add(1, std::memory_order_relaxed) + 1; }
+
   // Called by a session once it has closed.
   void forget(EngineSession& session);
 
@@ -63,6 +68,7 @@ class EngineServer {
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<EngineSession>> registry_;  // guarded by mu_
   std::vector<PerWorker> workers_;  // workers_[i] is touched only by worker i
+  std::atomic<uint64_t> slow_consumers_{0};
 };
 
 // A new random session or socket id: 15 random bytes in URL-safe base64 (20 characters).

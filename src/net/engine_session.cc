@@ -225,21 +225,23 @@ void EngineSession::send(OutFrame frame) {
   if (closed_) return;
   if (ws_) {
     ws_->send(std::move(frame));
-    if (ws_ && ws_->queued_bytes() > options_.max_outbound_bytes) {
-      spdlog::warn("session {} ({}): slow consumer, {} bytes queued; closing", sid_, remote_address_,
-                   ws_->queued_bytes());
-      close("slow consumer");
-    }
+    if (ws_ && ws_->queued_bytes() > options_.max_outbound_bytes) cut_slow_consumer(ws_->queued_bytes());
     return;
   }
   queued_bytes_ += frame.size();
   queue_.push_back(std::move(frame));
   if (queued_bytes_ > options_.max_outbound_bytes) {
-    spdlog::warn("session {} ({}): slow consumer, {} bytes queued; closing", sid_, remote_address_, queued_bytes_);
-    close("slow consumer");
+    cut_slow_consumer(queued_bytes_);
     return;
   }
   if (poll_) schedule_poll_flush();
+}
+
+void EngineSession::cut_slow_consumer(size_t queued) {
+  uint64_t total = server_.count_slow_consumer();
+  spdlog::warn("session {} ({}): slow consumer, {} bytes queued; closing ({} so far)", sid_, remote_address_, queued,
+               total);
+  close("slow consumer");
 }
 
 void EngineSession::schedule_poll_flush() {

@@ -69,6 +69,8 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   void on_probe_message(std::string_view payload);
   void on_packet(eio::Packet&& packet);
   void send_open_packet();
+  // Closes a session whose outbound queue passed the bound, counting it.
+  void cut_slow_consumer(size_t queued);
   void schedule_poll_flush();
   void flush_poll();
   // Answers the pending GET with everything queued, then `trailer` (a noop or close packet) if given.

@@ -233,10 +233,7 @@ void produce(broker::Broker& broker, net::Socket& socket, const net::Message& ms
   std::string payload = delivery_payload(*p);
   if (p->broadcast) return broadcast(broker, *p, payload, attachments);
   auto endpoint = endpoint_of(socket);
-  auto routes = broker.with_realm(kRealm, [&](broker::Realm& realm) {
-    realm.bind_sender(p->from, p->id, endpoint);
-    return realm.route(p->event, p->from);
-  });
+  auto routes = broker.route_produce(kRealm, p->event, p->from, p->id, endpoint);
   // One encoding per subscription key, shared by every consumer under it.
   std::map<std::string, std::vector<std::shared_ptr<const std::vector<net::OutFrame>>>> frames;
   for (const auto& route : routes) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "broker/broker.h"
+
 namespace siomq::broker {
 namespace {
 
@@ -162,6 +164,28 @@ TEST(Realm, BroadcastAudiences) {
   realm.disconnect(b);
   EXPECT_TRUE(realm.group_members("h").empty());
   EXPECT_EQ(realm.members().size(), 1u);
+}
+
+}  // namespace
+}  // namespace siomq::broker
+
+
+namespace siomq::broker {
+namespace {
+
+TEST(Broker, RoutesAreMirroredToTheStarRealmWhenItExists) {
+  Broker broker;
+  auto watcher = std::make_shared<FakeEndpoint>("admin"), user = std::make_shared<FakeEndpoint>("u");
+  broker.with_realm("default", [&](Realm& r) { return r.subscribe(spec("p", "e", "c"), user); });
+  EXPECT_EQ(broker.route_produce("default", "e", "p", std::nullopt, user).size(), 1u);  // no "*" realm yet
+  broker.with_realm("*", [&](Realm& r) { return r.subscribe(spec("TYO-MQ-ALL", "e", "admin"), watcher); });
+  auto routes = broker.route_produce("default", "e", "p", std::nullopt, user);
+  ASSERT_EQ(routes.size(), 2u);
+  EXPECT_EQ(routes[0].consumer, "c");
+  EXPECT_EQ(routes[1].consumer, "admin");
+  EXPECT_EQ(routes[1].key, "tyo-mq-all-e");
+  // A PRODUCE in "*" itself is not mirrored again.
+  EXPECT_EQ(broker.route_produce("*", "e", "p", std::nullopt, watcher).size(), 1u);
 }
 
 }  // namespace
