@@ -40,7 +40,8 @@ EngineRequest classify_engine_request(std::string_view method, std::string_view 
   bool is_upgrade = header_has_token(upgrade, "websocket");
   if (r.websocket && !is_upgrade) return fail(EngineError::kBadRequest);
 
-  if (auto sid = t.param("sid")) {
+  // An empty sid is no sid (Engine.IO tests it for truthiness): the request is a handshake.
+  if (auto sid = t.param("sid"); sid && !sid->empty()) {
     if (!r.websocket && method != "GET" && method != "POST") return fail(EngineError::kBadRequest);
     r.kind = EngineRequest::kSession;
     r.sid = std::string(*sid);

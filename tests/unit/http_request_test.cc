@@ -90,6 +90,9 @@ TEST(EngineRequest, HandshakesSessionsAndPreflights) {
   EXPECT_EQ(s.kind, EngineRequest::kSession);
   EXPECT_EQ(s.sid, "abc");
   EXPECT_EQ(classify("OPTIONS", "/socket.io/?EIO=4").kind, EngineRequest::kPreflight);
+  // An empty sid (also one cut off by a fragment) is no sid: a handshake, as Engine.IO treats it.
+  EXPECT_EQ(classify("GET", "/socket.io/?EIO=4&transport=polling&sid").kind, EngineRequest::kHandshake);
+  EXPECT_EQ(classify("GET", "/socket.io/?EIO=4&transport=polling&sid=#x").kind, EngineRequest::kHandshake);
 }
 
 }  // namespace
