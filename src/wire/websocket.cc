@@ -121,12 +121,9 @@ Result<size_t> Reader::next(char* p, size_t n, Event& ev, bool& have_event) {
 
   bool binary = opcode == Opcode::kBinary || (opcode == Opcode::kContinuation && message_binary_);
   if (fin && !in_message_) {
-    if (!binary && !simdjson::validate_utf8(body.data(), body.size()))
-      return make_error("invalid UTF-8", kCloseInvalidData);
-    have_event = true;
-    ev.kind = Event::kMessage;
-    ev.binary = binary;
-    ev.payload = body;
+    // The common case: a whole message in one frame, handed on from the caller's buffer.
+    auto st = complete(ev, have_event, binary, body);
+    if (!st) return st.error();
     return h + static_cast<size_t>(len);
   }
   if (!in_message_) {
@@ -137,14 +134,20 @@ Result<size_t> Reader::next(char* p, size_t n, Event& ev, bool& have_event) {
   message_.append(body);
   if (fin) {
     in_message_ = false;
-    if (!message_binary_ && !simdjson::validate_utf8(message_.data(), message_.size()))
-      return make_error("invalid UTF-8", kCloseInvalidData);
-    have_event = true;
-    ev.kind = Event::kMessage;
-    ev.binary = message_binary_;
-    ev.payload = message_;
+    auto st = complete(ev, have_event, message_binary_, message_);
+    if (!st) return st.error();
   }
   return h + static_cast<size_t>(len);
+}
+
+Status Reader::complete(Event& ev, bool& have_event, bool binary, std::string_view payload) {
+  if (!binary && !simdjson::validate_utf8(payload.data(), payload.size()))
+    return make_error("invalid UTF-8", kCloseInvalidData);
+  have_event = true;
+  ev.kind = Event::kMessage;
+  ev.binary = binary;
+  ev.payload = payload;
+  return Ok{};
 }
 
 }  // namespace siomq::ws

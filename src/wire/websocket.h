@@ -59,6 +59,8 @@ class Reader {
  private:
   // Parses one frame from [p, p+n). Returns the bytes consumed (0: need more) or an error.
   Result<size_t> next(char* p, size_t n, Event& ev, bool& have_event);
+  // Hands on a whole message, after checking that a text message is UTF-8.
+  Status complete(Event& ev, bool& have_event, bool binary, std::string_view payload);
 
   bool expect_masked_;
   size_t max_message_;
