@@ -131,15 +131,13 @@ std::optional<std::pair<std::string, std::string>> registration(net::Socket& soc
     if (m.key == "name") name_raw = m.value;
     if (m.key == "id") id_raw = m.value;
   }
-  auto name = name_raw.empty() || name_raw.front() != '"' ? Result<std::string>(make_error("")) : json::unescape(name_raw);
+  auto name = json::unescape(name_raw);  // an error for anything but a string
   if (!name) {
     reply_error(socket, msg, Error{-1, "Incorrect " + std::string(what) + "'s name"});
     return std::nullopt;
   }
   std::string id = socket.id();
-  if (!id_raw.empty() && id_raw.front() == '"') {
-    if (auto v = json::unescape(id_raw); v && !v->empty()) id = *v;
-  }
+  if (auto v = json::unescape(id_raw); v && !v->empty()) id = *v;
   return std::make_pair(std::move(*name), std::move(id));
 }
 
