@@ -165,4 +165,34 @@ Result<ProduceRequest> parse_produce(std::string_view object) {
   return r;
 }
 
+Registration parse_registration(std::string_view object) {
+  Registration r;
+  auto members = json::object_members(object);
+  if (!members) return r;
+  Fields f(std::move(*members));
+  if (auto name = json::unescape(f.raw("name"))) r.name = std::move(*name);  // an error for anything but a string
+  if (auto id = json::unescape(f.raw("id")); id && !id->empty()) r.id = std::move(*id);
+  return r;
+}
+
+Result<ProduceChunk> parse_produce_chunk(std::string_view object) {
+  auto f = fields_of(object, "PRODUCE_CHUNK");
+  if (!f) return f.error();
+  auto count = [](std::string_view v) -> std::optional<size_t> {
+    if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    return static_cast<size_t>(std::stoul(std::string(v)));
+  };
+  ProduceChunk c;
+  std::string_view transfer = f->raw("transferId");
+  c.transfer_id = transfer.empty() || transfer.front() != '"' ? std::string(transfer) : json::unescape(transfer).value_or("");
+  c.data = json::unescape(f->raw("data")).value_or("");
+  auto index = count(f->raw("index"));
+  auto total = count(f->raw("total"));
+  if (c.transfer_id.empty() || !index || !total || *total == 0 || *index >= *total)
+    return malformed("PRODUCE_CHUNK requires transferId, index < total and data");
+  c.index = *index;
+  c.total = *total;
+  return c;
+}
+
 }  // namespace siomq::surfaces

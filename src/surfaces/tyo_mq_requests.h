@@ -50,7 +50,23 @@ struct ProduceRequest {
   std::optional<std::string> content_type;
 };
 
+// PRODUCER / CONSUMER (§3.1, §3.2): `name` is nullopt unless it is a string; `id` only when a non-empty string.
+struct Registration {
+  std::optional<std::string> name;
+  std::optional<std::string> id;
+};
+
+// One PRODUCE_CHUNK piece (§3.6).
+struct ProduceChunk {
+  std::string transfer_id;
+  size_t index = 0;
+  size_t total = 0;
+  std::string data;
+};
+
 // `object` is the request object from request_object; views in the result point into it.
+Registration parse_registration(std::string_view object);
+Result<ProduceChunk> parse_produce_chunk(std::string_view object);
 Result<SubscribeRequest> parse_subscribe(std::string_view object);
 Result<ProduceRequest> parse_produce(std::string_view object);
 

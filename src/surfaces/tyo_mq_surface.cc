@@ -125,20 +125,13 @@ std::optional<std::pair<std::string, std::string>> registration(net::Socket& soc
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return std::nullopt;
-  auto members = json::object_members(*object);
-  std::string_view name_raw, id_raw;
-  for (const auto& m : *members) {
-    if (m.key == "name") name_raw = m.value;
-    if (m.key == "id") id_raw = m.value;
-  }
-  auto name = json::unescape(name_raw);  // an error for anything but a string
-  if (!name) {
+  auto reg = parse_registration(*object);
+  if (!reg.name) {
     reply_error(socket, msg, Error{-1, "Incorrect " + std::string(what) + "'s name"});
     return std::nullopt;
   }
-  std::string id = socket.id();
-  if (auto v = json::unescape(id_raw); v && !v->empty()) id = *v;
-  return std::make_pair(std::move(*name), std::move(id));
+  std::string id = reg.id.value_or(socket.id());
+  return std::make_pair(std::move(*reg.name), std::move(id));
 }
 
 // The delivery object of §4.2: {event, message, from, [enc], [to], [content_type]}, message spliced raw.
@@ -254,22 +247,10 @@ void on_produce_chunk(broker::Broker& broker, net::Socket& socket, const net::Me
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return;
-  auto members = json::object_members(*object);
-  std::string transfer, data;
-  std::optional<size_t> index, total;
-  auto number = [](std::string_view v) -> std::optional<size_t> {
-    if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
-    return static_cast<size_t>(std::stoul(std::string(v)));
-  };
-  for (const auto& m : *members) {
-    if (m.key == "transferId" && !m.value.empty() && m.value.front() == '"') transfer = json::unescape(m.value).value_or("");
-    if (m.key == "transferId" && !m.value.empty() && m.value.front() != '"') transfer = std::string(m.value);
-    if (m.key == "data" && !m.value.empty() && m.value.front() == '"') data = json::unescape(m.value).value_or("");
-    if (m.key == "index") index = number(m.value);
-    if (m.key == "total") total = number(m.value);
-  }
-  if (transfer.empty() || !index || !total || *total == 0 || *index >= *total)
-    return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK requires transferId, index < total and data"});
+  auto chunk = parse_produce_chunk(*object);
+  if (!chunk) return reply_error(socket, msg, chunk.error());
+  const std::string& transfer = chunk->transfer_id;
+  std::string& data = chunk->data;
   auto endpoint = endpoint_of(socket);
   auto& t = endpoint->transfers[transfer];
   if (endpoint->transfer_bytes + data.size() > kMaxChunkedBytesPerSocket) {
@@ -277,8 +258,8 @@ void on_produce_chunk(broker::Broker& broker, net::Socket& socket, const net::Me
     endpoint->transfers.erase(transfer);
     return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: too much chunked data in flight; transfer dropped"});
   }
-  t.total = *total;
-  auto& piece = t.pieces[*index];
+  t.total = chunk->total;
+  auto& piece = t.pieces[chunk->index];
   // A repeated index replaces its piece (the reference would count it twice).
   t.bytes += data.size() - piece.size();
   endpoint->transfer_bytes += data.size() - piece.size();

@@ -109,3 +109,34 @@ TEST(ParseProduce, MalformedRequestsAreErrors) {
 
 }  // namespace
 }  // namespace siomq::surfaces
+
+namespace siomq::surfaces {
+namespace {
+
+TEST(ParseRegistration, NameMustBeAStringIdIsOptional) {
+  auto r = parse_registration(R"({"name":"svc","id":"x1"})");
+  EXPECT_EQ(r.name, "svc");
+  EXPECT_EQ(r.id, "x1");
+  auto bare = parse_registration(R"({"name":"svc","id":""})");
+  EXPECT_FALSE(bare.id);
+  EXPECT_FALSE(parse_registration(R"({"name":5})").name);
+  EXPECT_FALSE(parse_registration("{}").name);
+}
+
+TEST(ParseProduceChunk, FieldsAndBounds) {
+  auto c = parse_produce_chunk(R"({"transferId":"t1","index":1,"total":3,"data":"a\"b"})");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->transfer_id, "t1");
+  EXPECT_EQ(c->index, 1u);
+  EXPECT_EQ(c->total, 3u);
+  EXPECT_EQ(c->data, "a\"b");
+  for (const char* bad : {R"({"index":0,"total":1})", R"({"transferId":"t","index":2,"total":2})",
+                          R"({"transferId":"t","index":0,"total":0})", R"({"transferId":"t","index":-1,"total":2})"}) {
+    auto r = parse_produce_chunk(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, kMalformedRequest);
+  }
+}
+
+}  // namespace
+}  // namespace siomq::surfaces
