@@ -1,0 +1,301 @@
+// The file backend: RocksDB in the data directory.
+//
+// Keys: 'r' + big-endian seq for rows, 'd' + big-endian seq for dead rows (so key order is seq order),
+// 's' + subscription_id for subscriptions; values are the JSON encodings of records.cc.
+//
+// The data directory:
+// - missing: created (and logged), then initialised as an empty one;
+// - empty: initialised: the marker file SIOMQ_STORE (a format version line) is written and synced first,
+//   then RocksDB creates its files. A directory holding only the marker is a creation that was cut short
+//   and is initialised again;
+// - holding anything but without the marker: refused (StoreError), so that a mistyped data directory
+//   never gets RocksDB files written among someone else's;
+// - with the marker: RocksDB must open what is there without creating anything; a missing CURRENT or
+//   corruption is a StoreError in RocksDB's own words, never a silently empty store.
+//
+// Space: a queue's rows are short-lived, so most of what is written is soon deleted, and a delete
+// costs a tombstone until compaction carries it to the last level. Files dense with tombstones are
+// compacted early (the deletion collector), and after a burst of deletes the idle writer compacts the
+// record ranges at once (maintain()).
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/utilities/table_properties_collectors.h>
+#include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "store/store.h"
+
+namespace siomq::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMarkerName[] = "SIOMQ_STORE";
+constexpr std::string_view kMarkerLine = "siomq store format ";
+constexpr int kFormatVersion = 1;
+
+constexpr char kRowPrefix = 'r';
+constexpr char kDeadPrefix = 'd';
+constexpr char kSubscriptionPrefix = 's';
+
+// Deletes since the last compaction after which an idle writer compacts the record ranges, provided
+// they were at least as many as the records left (so the compaction rewrites no more live data than it
+// frees). Fewer are left to the deletion collector and RocksDB's own compactions.
+constexpr uint64_t kDeletesBeforeCompaction = 10000;
+
+std::string seq_key(char prefix, uint64_t seq) {
+  std::string key(9, '\0');
+  key[0] = prefix;
+  for (size_t i = 0; i < 8; ++i) key[8 - i] = static_cast<char>((seq >> (8 * i)) & 0xff);
+  return key;
+}
+
+uint64_t key_seq(std::string_view key) {
+  uint64_t seq = 0;
+  for (size_t i = 1; i < 9; ++i) seq = (seq << 8) | static_cast<unsigned char>(key[i]);
+  return seq;
+}
+
+// A key as an error message names it: "row 42", or the subscription's realm/key/consumer.
+std::string describe_key(std::string_view key) {
+  if (key.size() == 9 && key[0] == kRowPrefix) return "row " + std::to_string(key_seq(key));
+  if (key.size() == 9 && key[0] == kDeadPrefix) return "dead row " + std::to_string(key_seq(key));
+  std::string out = "key '";
+  for (char c : key) {
+    auto u = static_cast<unsigned char>(c);
+    if (u == 0) out += '/';
+    else if (u < 0x20 || u >= 0x7f || c == '\'' || c == '\\') out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string_view view(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
+
+// Writes `text` to `path` and syncs it, and the directory entry with it.
+void write_synced(const fs::path& path, std::string_view text) {
+  auto fail = [&](const char* what) {
+    throw StoreError(fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(errno)));
+  };
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("create");
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) fail("write");
+  int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) fail("open the directory of");
+  ok = ::fsync(dir) == 0;
+  ::close(dir);
+  if (!ok) fail("sync the directory of");
+}
+
+// The format version the marker names, or 0 when it names none.
+int marker_version(const fs::path& marker) {
+  std::ifstream in(marker);
+  std::string line;
+  if (!std::getline(in, line) || !line.starts_with(kMarkerLine)) return 0;
+  try {
+    return std::stoi(line.substr(kMarkerLine.size()));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Prepares the directory by the rules above; true when the store is to be created.
+bool prepare_directory(const fs::path& dir) {
+  std::error_code ec;
+  auto status = fs::status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw StoreError(fmt::format("cannot use {} as the data directory: {}", dir.string(), ec.message()));
+  if (!fs::exists(status)) {
+    fs::create_directories(dir, ec);
+    if (ec) throw StoreError(fmt::format("cannot create the data directory {}: {}", dir.string(), ec.message()));
+    spdlog::info("store: created the data directory {}", dir.string());
+    return true;
+  }
+  if (!fs::is_directory(status)) throw StoreError(fmt::format("the data directory {} is not a directory", dir.string()));
+
+  bool has_marker = false;
+  bool has_others = false;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename() == kMarkerName) has_marker = true;
+    else has_others = true;
+  }
+  if (ec) throw StoreError(fmt::format("cannot read the data directory {}: {}", dir.string(), ec.message()));
+  if (!has_others) return true;
+  if (!has_marker)
+    throw StoreError(fmt::format(
+        "{} is not a siomq data directory (it holds files but no {} marker); give an empty or new directory",
+        dir.string(), kMarkerName));
+  int version = marker_version(dir / kMarkerName);
+  if (version != kFormatVersion)
+    throw StoreError(fmt::format("{} in {} does not name store format {} (a damaged marker, or another siomq version)",
+                                 kMarkerName, dir.string(), kFormatVersion));
+  return false;
+}
+
+rocksdb::Options store_options(bool create) {
+  rocksdb::Options o;
+  o.create_if_missing = create;
+  o.error_if_exists = create;
+  o.paranoid_checks = true;
+  // Two cores, shared with the broker's I/O threads: one flush and one compaction at a time at most.
+  o.IncreaseParallelism(2);
+  o.max_background_jobs = 2;
+  // Rows are small and short-lived. A 16 MiB memtable holds tens of thousands of them, and a row that
+  // is deleted before its memtable is flushed never reaches an SST file; three of them let writes go on
+  // while one is flushed.
+  o.write_buffer_size = 16 << 20;
+  o.max_write_buffer_number = 3;
+  // The WAL is what a restart replays: bounding it bounds recovery time and the disk held by rows
+  // written and deleted long ago (a full WAL forces the memtables out so old logs can be dropped).
+  o.max_total_wal_size = 64 << 20;
+  // A queue of little size: smaller levels keep compactions short on a small machine.
+  o.target_file_size_base = 16 << 20;
+  o.max_bytes_for_level_base = 64 << 20;
+  // LZ4: JSON rows compress well, and it costs little CPU on the compaction thread.
+  o.compression = rocksdb::kLZ4Compression;
+  // Any 1000 consecutive entries of a new file of which half are deletes mark it for compaction, so the
+  // tombstones of a drained queue do not linger in upper levels.
+  o.table_properties_collector_factories.push_back(rocksdb::NewCompactOnDeletionCollectorFactory(1000, 500, 0.5));
+  // RocksDB's own LOG files (not the WAL): a few small ones are enough to diagnose a problem.
+  o.keep_log_file_num = 4;
+  o.max_log_file_size = 8 << 20;
+  return o;
+}
+
+class FileStore final : public Backend {
+ public:
+  FileStore(std::string dir, std::unique_ptr<rocksdb::DB> db) : dir_(std::move(dir)), db_(std::move(db)) {}
+
+  const char* name() const override { return "file"; }
+
+  Contents load() override {
+    Contents contents;
+    rocksdb::ReadOptions options;
+    options.fill_cache = false;  // everything is read once, at start-up
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view key = view(it->key());
+      std::string_view value = view(it->value());
+      if (key.size() == 9 && key[0] == kRowPrefix) {
+        auto row = decode_row(value);
+        if (!row) throw unreadable(key, row.error().message);
+        if (row->seq != key_seq(key)) throw unreadable(key, "it holds seq " + std::to_string(row->seq));
+        contents.rows.push_back(std::move(*row));
+      } else if (key.size() == 9 && key[0] == kDeadPrefix) {
+        auto dead = decode_dead_row(value);
+        if (!dead) throw unreadable(key, dead.error().message);
+        if (dead->row.seq != key_seq(key)) throw unreadable(key, "it holds seq " + std::to_string(dead->row.seq));
+        contents.dead.push_back(std::move(*dead));
+      } else if (!key.empty() && key[0] == kSubscriptionPrefix) {
+        auto sub = decode_subscription(value);
+        if (!sub) throw unreadable(key, sub.error().message);
+        if (subscription_id(sub->realm, sub->key, sub->consumer) != key.substr(1))
+          throw unreadable(key, "it holds another subscription");
+        contents.subscriptions.push_back(std::move(*sub));
+      } else {
+        throw unreadable(key, "not a key of the store");
+      }
+    }
+    if (!it->status().ok())
+      throw StoreError(fmt::format("store {}: reading failed: {}", dir_, it->status().ToString()));
+    return contents;
+  }
+
+  Status write(const std::vector<Op>& ops, bool sync) override {
+    if (ops.empty()) return Ok{};
+    // After a failed write (a full disk), RocksDB refuses writes until the error is cleared.
+    if (failed_) {
+      auto resumed = db_->Resume();
+      if (!resumed.ok()) return make_error("RocksDB cannot resume after an error: " + resumed.ToString());
+      failed_ = false;
+    }
+    rocksdb::WriteBatch batch;
+    uint64_t deletes = 0;
+    for (const Op& op : ops) {
+      rocksdb::Status s;
+      switch (op.kind) {
+        case Op::Kind::put_row: s = batch.Put(seq_key(kRowPrefix, op.seq), op.value); break;
+        case Op::Kind::delete_row: s = batch.Delete(seq_key(kRowPrefix, op.seq)); ++deletes; break;
+        case Op::Kind::put_dead: s = batch.Put(seq_key(kDeadPrefix, op.seq), op.value); break;
+        case Op::Kind::delete_dead: s = batch.Delete(seq_key(kDeadPrefix, op.seq)); ++deletes; break;
+        case Op::Kind::put_subscription: s = batch.Put(kSubscriptionPrefix + op.id, op.value); break;
+        case Op::Kind::delete_subscription: s = batch.Delete(kSubscriptionPrefix + op.id); break;
+      }
+      if (!s.ok()) return make_error("RocksDB refused a change: " + s.ToString());
+    }
+    rocksdb::WriteOptions options;
+    options.sync = sync;
+    auto s = db_->Write(options, &batch);
+    if (!s.ok()) {
+      failed_ = true;
+      return make_error("RocksDB write failed: " + s.ToString());
+    }
+    deletes_since_compaction_ += deletes;
+    return Ok{};
+  }
+
+  // After a burst of deletes (a queue drained), compacts the row ranges so the space is given back now
+  // rather than whenever later writes trigger compactions. Skipped while more is stored than was
+  // deleted: that compaction would mostly rewrite live rows, holding up the writer for it.
+  void maintain() override {
+    if (deletes_since_compaction_ < kDeletesBeforeCompaction) return;
+    uint64_t keys = 0;
+    db_->GetIntProperty(rocksdb::DB::Properties::kEstimateNumKeys, &keys);
+    if (keys > deletes_since_compaction_) return;
+    deletes_since_compaction_ = 0;
+    rocksdb::CompactRangeOptions options;
+    options.exclusive_manual_compaction = false;  // RocksDB's own compactions may go on meanwhile
+    const std::string begin(1, kDeadPrefix), end(1, kSubscriptionPrefix);  // 'd…' and 'r…'
+    rocksdb::Slice b(begin), e(end);
+    auto s = db_->CompactRange(options, &b, &e);
+    if (!s.ok()) spdlog::warn("store {}: compaction failed: {}", dir_, s.ToString());
+  }
+
+  BackendStats stats() override {
+    BackendStats stats;
+    std::error_code ec;
+    for (const auto& entry : fs::recursive_directory_iterator(dir_, ec)) {
+      std::error_code size_ec;
+      if (entry.is_regular_file(size_ec)) {
+        auto size = entry.file_size(size_ec);
+        if (!size_ec) stats.disk_bytes += size;
+      }
+    }
+    return stats;
+  }
+
+ private:
+  StoreError unreadable(std::string_view key, const std::string& why) const {
+    return StoreError(fmt::format("store {}: {} cannot be read: {}", dir_, describe_key(key), why));
+  }
+
+  const std::string dir_;
+  std::unique_ptr<rocksdb::DB> db_;
+  uint64_t deletes_since_compaction_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> open_file(const std::string& dir) {
+  const fs::path path(dir);
+  const bool create = prepare_directory(path);
+  if (create) write_synced(path / kMarkerName, fmt::format("{}{}\n", kMarkerLine, kFormatVersion));
+  rocksdb::DB* raw = nullptr;
+  auto s = rocksdb::DB::Open(store_options(create), dir, &raw);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  if (!s.ok()) throw StoreError(fmt::format("cannot open the store in {}: {}", dir, s.ToString()));
+  return std::make_unique<FileStore>(dir, std::move(db));
+}
+
+}  // namespace siomq::store
