@@ -1,0 +1,382 @@
+// The redis backend: three hashes under the key prefix.
+//   <prefix>:rows  field = decimal seq      → row encoding
+//   <prefix>:dead  field = decimal seq      → dead row encoding
+//   <prefix>:subs  field = subscription_id  → subscription encoding
+// One synchronous hiredis connection, used from the writer thread only. A write is one MULTI … EXEC
+// sent as a single pipeline. `sync` adds nothing here: how durable an EXEC is depends on the server's
+// own persistence settings (appendonly, appendfsync), which the operator chooses for redis.
+#include <hiredis/hiredis.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <span>
+#include <unordered_set>
+
+#include "store/store.h"
+
+namespace siomq::store {
+namespace {
+
+struct ContextFree {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Context = std::unique_ptr<redisContext, ContextFree>;
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
+constexpr timeval kConnectTimeout{5, 0};
+// Longer than any one command should take (an EXEC of a large group, an HSCAN page); a server that
+// stays silent longer is treated as gone.
+constexpr timeval kCommandTimeout{30, 0};
+// Fields per HSET / HDEL when consecutive changes to one hash are folded into one command.
+constexpr size_t kFieldsPerCommand = 512;
+
+struct Url {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string user;  // empty: AUTH with the password alone
+  std::string password;
+  int db = 0;
+};
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int v = 0;
+    if (s[i] == '%' && i + 2 < s.size() &&
+        std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16).ptr == s.data() + i + 3) {
+      out.push_back(static_cast<char>(v));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+std::optional<int> parse_number(std::string_view s, int max) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < 0 || v > max) return std::nullopt;
+  return v;
+}
+
+// redis://[[user]:password@]host[:port][/db]
+Url parse_url(const std::string& text) {
+  auto bad = [&](const char* why) { return StoreError("bad redis URL '" + text + "': " + why); };
+  constexpr std::string_view kScheme = "redis://";
+  std::string_view s = text;
+  if (!s.starts_with(kScheme)) throw bad("it must start with redis://");
+  s.remove_prefix(kScheme.size());
+  Url url;
+  size_t slash = s.find('/');
+  std::string_view authority = s.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    std::string_view db = s.substr(slash + 1);
+    if (!db.empty()) {
+      auto n = parse_number(db, 1 << 20);
+      if (!n) throw bad("the database must be a number");
+      url.db = *n;
+    }
+  }
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = authority.substr(0, at);
+    authority.remove_prefix(at + 1);
+    size_t colon = userinfo.find(':');
+    if (colon == std::string_view::npos) {
+      url.password = percent_decode(userinfo);
+    } else {
+      url.user = percent_decode(userinfo.substr(0, colon));
+      url.password = percent_decode(userinfo.substr(colon + 1));
+    }
+  }
+  std::string_view port;
+  if (authority.starts_with('[')) {  // [IPv6]:port
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) throw bad("unclosed '['");
+    url.host = authority.substr(1, close - 1);
+    std::string_view rest = authority.substr(close + 1);
+    if (!rest.empty() && rest[0] != ':') throw bad("unexpected text after the host");
+    if (!rest.empty()) port = rest.substr(1);
+  } else {
+    size_t colon = authority.find(':');
+    if (colon != 0) url.host = authority.substr(0, colon);
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (url.host.empty()) url.host = "127.0.0.1";
+  if (!port.empty()) {
+    auto n = parse_number(port, 65535);
+    if (!n || *n == 0) throw bad("the port must be a number from 1 to 65535");
+    url.port = *n;
+  }
+  return url;
+}
+
+// Queues one command, argument by argument (binary-safe: lengths are passed, nothing is formatted).
+void append(redisContext* c, std::span<const std::string_view> args) {
+  std::vector<const char*> argv;
+  std::vector<size_t> lengths;
+  for (auto a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data());
+}
+
+// The next reply; null when the connection failed (c->errstr says why).
+Reply next_reply(redisContext* c) {
+  void* raw = nullptr;
+  if (redisGetReply(c, &raw) != REDIS_OK) return nullptr;
+  return Reply(static_cast<redisReply*>(raw));
+}
+
+Reply command(redisContext* c, std::initializer_list<std::string_view> args) {
+  append(c, std::span(args.begin(), args.size()));
+  return next_reply(c);
+}
+
+std::string_view text(const redisReply* r) { return {r->str ? r->str : "", r->str ? r->len : 0}; }
+
+bool is_error(const redisReply* r) { return r->type == REDIS_REPLY_ERROR; }
+
+// A connected, authenticated context on the URL's database, or why not.
+Result<Context> connect(const Url& url) {
+  Context c(redisConnectWithTimeout(url.host.c_str(), url.port, kConnectTimeout));
+  if (!c) return make_error("out of memory");
+  auto where = url.host + ":" + std::to_string(url.port);
+  if (c->err) return make_error("cannot connect to redis at " + where + ": " + c->errstr);
+  redisSetTimeout(c.get(), kCommandTimeout);
+  redisEnableKeepAlive(c.get());
+  auto check = [&](Reply reply, const char* what) -> Status {
+    if (!reply) return make_error(std::string("redis at ") + where + ": " + what + ": " + c->errstr);
+    if (is_error(reply.get())) return make_error(std::string("redis at ") + where + ": " + what + ": " + std::string(text(reply.get())));
+    return Ok{};
+  };
+  if (!url.password.empty()) {
+    auto st = url.user.empty() ? check(command(c.get(), {"AUTH", url.password}), "AUTH")
+                               : check(command(c.get(), {"AUTH", url.user, url.password}), "AUTH");
+    if (!st) return st.error();
+  }
+  if (url.db != 0) {
+    auto st = check(command(c.get(), {"SELECT", std::to_string(url.db)}), "SELECT");
+    if (!st) return st.error();
+  }
+  auto st = check(command(c.get(), {"PING"}), "PING");
+  if (!st) return st.error();
+  // Named so an operator (or a test) can tell the store's connection in CLIENT LIST; a server that
+  // refuses CLIENT (ACLs) works just as well without.
+  command(c.get(), {"CLIENT", "SETNAME", "siomq-store-" + std::to_string(::getpid())});
+  if (c->err) return make_error("redis at " + where + ": " + c->errstr);
+  return c;
+}
+
+// The arguments of one command of a pipeline (views of the ops and of the field names).
+using Command = std::vector<std::string_view>;
+
+class RedisStore final : public Backend {
+ public:
+  RedisStore(Url url, Context c, const std::string& prefix)
+      : url_(std::move(url)), c_(std::move(c)), rows_(prefix + ":rows"), dead_(prefix + ":dead"), subs_(prefix + ":subs") {}
+
+  const char* name() const override { return "redis"; }
+
+  Contents load() override {
+    if (!c_) {
+      auto c = connect(url_);
+      if (!c) throw StoreError(c.error().message);
+      c_ = std::move(*c);
+    }
+    Contents contents;
+    scan(rows_, [&](std::string_view field, std::string_view value) {
+      auto row = decode_row(value);
+      if (!row) throw unreadable(rows_, field, row.error().message);
+      if (std::to_string(row->seq) != field) throw unreadable(rows_, field, "it holds seq " + std::to_string(row->seq));
+      contents.rows.push_back(std::move(*row));
+    });
+    scan(dead_, [&](std::string_view field, std::string_view value) {
+      auto dead = decode_dead_row(value);
+      if (!dead) throw unreadable(dead_, field, dead.error().message);
+      if (std::to_string(dead->row.seq) != field)
+        throw unreadable(dead_, field, "it holds seq " + std::to_string(dead->row.seq));
+      contents.dead.push_back(std::move(*dead));
+    });
+    scan(subs_, [&](std::string_view field, std::string_view value) {
+      auto sub = decode_subscription(value);
+      if (!sub) throw unreadable(subs_, field, sub.error().message);
+      if (subscription_id(sub->realm, sub->key, sub->consumer) != field)
+        throw unreadable(subs_, field, "it holds another subscription");
+      contents.subscriptions.push_back(std::move(*sub));
+    });
+    std::sort(contents.rows.begin(), contents.rows.end(), [](const Row& a, const Row& b) { return a.seq < b.seq; });
+    std::sort(contents.dead.begin(), contents.dead.end(),
+              [](const DeadRow& a, const DeadRow& b) { return a.row.seq < b.row.seq; });
+    return contents;
+  }
+
+  // On a lost connection the whole transaction is sent again on a new one. That is safe even when the
+  // first EXEC did run: every key ends as the last change of the group to it says, whatever it held.
+  Status write(const std::vector<Op>& ops, bool /*sync: see the top of the file*/) override {
+    if (ops.empty()) return Ok{};
+    bool reconnected = false;
+    if (!c_) {
+      if (auto st = reconnect(); !st) return st;
+      reconnected = true;
+    }
+    auto st = transact(ops);
+    if (st || c_ || reconnected) return st;
+    spdlog::warn("store (redis): {}; reconnecting", st.error().message);
+    if (auto again = reconnect(); !again) return again;
+    return transact(ops);
+  }
+
+  BackendStats stats() override {
+    // MEMORY USAGE per key walks every field of the hashes; INFO's used_memory is the whole server's,
+    // but costs nothing and is what an operator watches anyway.
+    BackendStats stats;
+    if (!c_) return stats;
+    auto reply = command(c_.get(), {"INFO", "memory"});
+    if (!reply) {
+      c_.reset();
+      return stats;
+    }
+    if (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_STATUS) return stats;
+    std::string_view info = text(reply.get());
+    constexpr std::string_view kField = "used_memory:";
+    size_t at = info.starts_with(kField) ? 0 : info.find(std::string("\n").append(kField));
+    if (at == std::string_view::npos) return stats;
+    at = info.find(':', at) + 1;
+    std::from_chars(info.data() + at, info.data() + info.size(), stats.disk_bytes);
+    return stats;
+  }
+
+ private:
+  Status reconnect() {
+    c_.reset();
+    auto c = connect(url_);
+    if (!c) return make_error("redis connection lost; " + c.error().message);
+    c_ = std::move(*c);
+    return Ok{};
+  }
+
+  // Consecutive changes of one kind become one HSET or HDEL with many fields, in order, so a put and
+  // a later delete of one field keep their order.
+  std::vector<Command> commands(const std::vector<Op>& ops, std::vector<std::string>& fields) const {
+    fields.reserve(ops.size());
+    for (const Op& op : ops) {
+      bool by_seq = op.kind != Op::Kind::put_subscription && op.kind != Op::Kind::delete_subscription;
+      fields.push_back(by_seq ? std::to_string(op.seq) : op.id);
+    }
+    std::vector<Command> out;
+    std::optional<Op::Kind> last;
+    size_t in_command = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (op.kind != last || in_command == kFieldsPerCommand) {
+        bool put = op.kind == Op::Kind::put_row || op.kind == Op::Kind::put_dead || op.kind == Op::Kind::put_subscription;
+        const std::string& hash = op.kind == Op::Kind::put_row || op.kind == Op::Kind::delete_row   ? rows_
+                                  : op.kind == Op::Kind::put_dead || op.kind == Op::Kind::delete_dead ? dead_
+                                                                                                       : subs_;
+        out.push_back(Command{put ? "HSET" : "HDEL", hash});
+        last = op.kind;
+        in_command = 0;
+      }
+      out.back().push_back(fields[i]);
+      if (op.kind == Op::Kind::put_row || op.kind == Op::Kind::put_dead || op.kind == Op::Kind::put_subscription)
+        out.back().push_back(op.value);
+      ++in_command;
+    }
+    return out;
+  }
+
+  // MULTI, the commands, EXEC in one pipeline, then every reply read and checked. On a connection
+  // failure the context is dropped (c_ becomes null) so the caller can tell it from a refusal.
+  Status transact(const std::vector<Op>& ops) {
+    std::vector<std::string> fields;
+    auto cmds = commands(ops, fields);
+    constexpr std::string_view kMulti[] = {"MULTI"}, kExec[] = {"EXEC"};
+    append(c_.get(), kMulti);
+    for (const auto& cmd : cmds) append(c_.get(), cmd);
+    append(c_.get(), kExec);
+
+    std::optional<std::string> refused;
+    auto note = [&](std::string why) {
+      if (!refused) refused = std::move(why);
+    };
+    for (size_t i = 0; i < cmds.size() + 2; ++i) {
+      Reply reply = next_reply(c_.get());
+      if (!reply) {
+        std::string why = std::string("redis: ") + c_->errstr;
+        c_.reset();
+        return make_error(why);
+      }
+      if (is_error(reply.get())) {
+        note("redis refused the write: " + std::string(text(reply.get())));
+        continue;
+      }
+      if (i + 1 < cmds.size() + 2) continue;  // +OK for MULTI, +QUEUED for the commands
+      if (reply->type != REDIS_REPLY_ARRAY) {
+        note("redis: the transaction was not executed");
+        continue;
+      }
+      // Redis does not roll back a transaction of which a command failed (a key of another type).
+      for (size_t k = 0; k < reply->elements; ++k) {
+        if (is_error(reply->element[k])) note("redis refused a change: " + std::string(text(reply->element[k])));
+      }
+    }
+    if (refused) return make_error(*refused);
+    return Ok{};
+  }
+
+  // Calls `each(field, value)` for every field of `hash`, HSCAN page by page. HSCAN may return a field
+  // twice (when the hash is rehashed during the scan); `each` sees it once.
+  template <class Each>
+  void scan(const std::string& hash, Each each) {
+    std::unordered_set<std::string> seen;
+    std::string cursor = "0";
+    do {
+      auto reply = command(c_.get(), {"HSCAN", hash, cursor, "COUNT", "1000"});
+      if (!reply) {
+        std::string why = c_->errstr;
+        c_.reset();
+        throw StoreError("redis: reading " + hash + " failed: " + why);
+      }
+      if (is_error(reply.get())) throw StoreError("redis: reading " + hash + " failed: " + std::string(text(reply.get())));
+      if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 || reply->element[0]->type != REDIS_REPLY_STRING ||
+          reply->element[1]->type != REDIS_REPLY_ARRAY || reply->element[1]->elements % 2 != 0)
+        throw StoreError("redis: unexpected HSCAN reply for " + hash);
+      cursor = text(reply->element[0]);
+      const redisReply* page = reply->element[1];
+      for (size_t i = 0; i < page->elements; i += 2) {
+        if (page->element[i]->type != REDIS_REPLY_STRING || page->element[i + 1]->type != REDIS_REPLY_STRING)
+          throw StoreError("redis: unexpected HSCAN reply for " + hash);
+        if (seen.emplace(text(page->element[i])).second) each(text(page->element[i]), text(page->element[i + 1]));
+      }
+    } while (cursor != "0");
+  }
+
+  static StoreError unreadable(const std::string& hash, std::string_view field, const std::string& why) {
+    std::string name;
+    for (char c : field) name += c == '\0' ? '/' : c;
+    return StoreError("redis: " + hash + " field '" + name + "' cannot be read: " + why);
+  }
+
+  const Url url_;
+  Context c_;  // null after a connection failure, until the next write reconnects
+  const std::string rows_, dead_, subs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> open_redis(const std::string& url, const std::string& prefix) {
+  Url parsed = parse_url(url);
+  auto c = connect(parsed);
+  if (!c) throw StoreError(c.error().message);
+  return std::make_unique<RedisStore>(std::move(parsed), std::move(*c), prefix);
+}
+
+}  // namespace siomq::store
