@@ -2,20 +2,24 @@
 
 namespace siomq::broker {
 
-std::vector<Route> Broker::route_produce(const std::string& realm, std::string_view event, const std::string& from,
-                                         const std::optional<std::string>& sender_id, const EndpointPtr& sender) {
-  std::vector<Route> routes = with_realm(realm, [&](Realm& r) {
+Broker::Routing Broker::route_produce(const std::string& realm, std::string_view event, const std::string& from,
+                                      const std::optional<std::string>& sender_id, const EndpointPtr& sender) {
+  Routing out = with_realm(realm, [&](Realm& r) {
     r.bind_sender(from, sender_id, sender);
-    return r.route(event, from);
+    return Routing{r.route(event, from), r.producer_default_ttl(from)};
   });
+  for (auto& route : out.routes) route.realm = realm;
   if (realm != kMirrorRealm) {
     if (Slot* mirror = existing(kMirrorRealm)) {
       std::lock_guard lock(mirror->mu);
       auto more = mirror->realm.route(event, from);
-      routes.insert(routes.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+      for (auto& route : more) {
+        route.realm = std::string(kMirrorRealm);
+        out.routes.push_back(std::move(route));
+      }
     }
   }
-  return routes;
+  return out;
 }
 
 }  // namespace siomq::broker

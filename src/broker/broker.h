@@ -16,10 +16,14 @@ class Broker {
   // The realm that admins monitor: every PRODUCE elsewhere is routed there too (§4.2).
   static constexpr const char* kMirrorRealm = "*";
 
+  struct Routing {
+    std::vector<Route> routes;
+    std::optional<int64_t> default_ttl_ms;  // the sending producer's (§5.5)
+  };
   // Routes a PRODUCE from `realm` — binding the sender's name as §3.5 says — and, when a realm "*"
   // exists, in "*" as well. Every copy, in order: the realm's own first.
-  std::vector<Route> route_produce(const std::string& realm, std::string_view event, const std::string& from,
-                                   const std::optional<std::string>& sender_id, const EndpointPtr& sender);
+  Routing route_produce(const std::string& realm, std::string_view event, const std::string& from,
+                        const std::optional<std::string>& sender_id, const EndpointPtr& sender);
 
   // Runs `f(Realm&)` under the realm's lock, creating the realm on first use; returns what f returns.
   template <class F>

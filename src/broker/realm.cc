@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <utility>
 
+#include "wire/json_spans.h"
 #include "wire/socketio.h"
 
 namespace siomq::broker {
@@ -28,7 +30,79 @@ std::string object(std::initializer_list<std::pair<std::string_view, std::string
   return out;
 }
 
+std::optional<int64_t> integer(std::string_view text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
 }  // namespace
+
+std::string encode_spec(const SubscribeSpec& spec) {
+  const DeliveryPolicy& p = spec.policy;
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  return object({{"event", quoted(spec.event)},
+                 {"producer", quoted(spec.producer)},
+                 {"consumer", quoted(spec.consumer)},
+                 {"id", quoted(spec.id)},
+                 {"consumer_id", quoted(spec.consumer_id)},
+                 {"topic", flag(spec.topic)},
+                 {"group", spec.group ? quoted(*spec.group) : "null"},
+                 {"durable", flag(spec.durable)},
+                 {"ack", flag(p.ack)},
+                 {"ack_timeout_ms", std::to_string(p.ack_timeout_ms)},
+                 {"max_attempts", std::to_string(p.max_attempts)},
+                 {"retry_delay_ms", std::to_string(p.retry_delay_ms)},
+                 {"exponential", flag(p.exponential)}});
+}
+
+std::optional<SubscribeSpec> decode_spec(std::string_view json) {
+  auto members = json::object_members(json);
+  if (!members) return std::nullopt;
+  SubscribeSpec spec;
+  int seen = 0;
+  for (const auto& m : *members) {
+    const std::string_view v = m.value;
+    auto text = [&](std::string& out) {
+      auto t = json::unescape(v);
+      if (!t) return false;
+      out = std::move(*t);
+      return true;
+    };
+    auto flag = [&](bool& out) {
+      if (v != "true" && v != "false") return false;
+      out = v == "true";
+      return true;
+    };
+    auto number = [&](auto& out) {
+      auto n = integer(v);
+      if (!n || *n < 0) return false;
+      out = static_cast<std::remove_reference_t<decltype(out)>>(*n);
+      return true;
+    };
+    bool ok = true;
+    if (m.key == "event") ok = text(spec.event);
+    else if (m.key == "producer") ok = text(spec.producer);
+    else if (m.key == "consumer") ok = text(spec.consumer);
+    else if (m.key == "id") ok = text(spec.id);
+    else if (m.key == "consumer_id") ok = text(spec.consumer_id);
+    else if (m.key == "topic") ok = flag(spec.topic);
+    else if (m.key == "group") {
+      if (v != "null") ok = text(spec.group.emplace());
+    } else if (m.key == "durable") ok = flag(spec.durable);
+    else if (m.key == "ack") ok = flag(spec.policy.ack);
+    else if (m.key == "ack_timeout_ms") ok = number(spec.policy.ack_timeout_ms);
+    else if (m.key == "max_attempts") ok = number(spec.policy.max_attempts);
+    else if (m.key == "retry_delay_ms") ok = number(spec.policy.retry_delay_ms);
+    else if (m.key == "exponential") ok = flag(spec.policy.exponential);
+    else continue;
+    if (!ok) return std::nullopt;
+    ++seen;
+  }
+  if (seen != 13 || spec.consumer.empty() || spec.policy.max_attempts < 1) return std::nullopt;
+  return spec;
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -79,9 +153,10 @@ Notice Realm::subscribe_to_notice(const Producer& producer, const std::string& c
 }
 
 std::vector<Notice> Realm::register_producer(const std::string& name, const std::string& id,
-                                             const EndpointPtr& endpoint) {
+                                             const EndpointPtr& endpoint, std::optional<int64_t> default_ttl_ms) {
   std::vector<Notice> out;
   Producer& p = producers_[name];
+  if (default_ttl_ms) p.default_ttl_ms = default_ttl_ms;
   if (!p.id.empty() && p.id != id && p.online && p.endpoint && p.endpoint != endpoint)
     out.push_back({p.endpoint, "ERROR", quoted("The same producer newly joined")});
   p.id = id;
@@ -133,32 +208,7 @@ std::pair<std::string, std::vector<Notice>> Realm::subscribe(const SubscribeSpec
     c.online = true;
     if (c.id.empty()) c.id = spec.id;
   }
-  c.subscribe_tos.insert(spec.producer);
-
-  auto& subs = subscriptions_[key];
-  auto it = std::find_if(subs.begin(), subs.end(), [&](const Subscription& s) { return s.consumer == spec.consumer; });
-  if (it == subs.end()) {
-    subs.push_back(Subscription{});
-    it = subs.end() - 1;
-    it->index_id = next_index_id_++;
-    it->consumer = spec.consumer;
-  }
-  Subscription& s = *it;
-  if (s.topic) topics_.erase(s.pattern, s.index_id);
-  s.id = spec.id;
-  s.consumer_id = spec.consumer_id;
-  s.producers.insert(spec.producer);
-  s.topic = spec.topic;
-  s.group = spec.group;
-  s.durable = spec.durable;
-  s.ack = spec.ack;
-  if (s.topic) {
-    s.pattern = lower(spec.event);
-    topics_.insert(s.pattern, s.index_id);
-    topic_subs_[s.index_id] = {key, spec.consumer};
-  } else {
-    topic_subs_.erase(s.index_id);
-  }
+  upsert(key, spec);
 
   std::vector<Notice> out;
   auto announce = [&](Producer& p) {
@@ -177,31 +227,80 @@ std::pair<std::string, std::vector<Notice>> Realm::subscribe(const SubscribeSpec
   return {key, std::move(out)};
 }
 
-bool Realm::unsubscribe(const std::string& key, const std::string& consumer) {
+Realm::Subscription& Realm::upsert(const std::string& key, const SubscribeSpec& spec) {
+  consumers_[spec.consumer].subscribe_tos.insert(spec.producer);
+  auto& subs = subscriptions_[key];
+  auto it = std::find_if(subs.begin(), subs.end(), [&](const Subscription& s) { return s.consumer == spec.consumer; });
+  if (it == subs.end()) {
+    subs.push_back(Subscription{});
+    it = subs.end() - 1;
+    it->index_id = next_index_id_++;
+    it->consumer = spec.consumer;
+  }
+  Subscription& s = *it;
+  if (s.topic) topics_.erase(s.pattern, s.index_id);
+  s.id = spec.id;
+  s.consumer_id = spec.consumer_id;
+  s.producers.insert(spec.producer);
+  s.topic = spec.topic;
+  s.group = spec.group;
+  s.durable = spec.durable;
+  s.policy = spec.policy;
+  s.spec = spec;
+  if (s.topic) {
+    s.pattern = lower(spec.event);
+    topics_.insert(s.pattern, s.index_id);
+    topic_subs_[s.index_id] = {key, spec.consumer};
+  } else {
+    topic_subs_.erase(s.index_id);
+  }
+  return s;
+}
+
+void Realm::restore(const SubscribeSpec& spec) {
+  Consumer& c = consumers_[spec.consumer];
+  if (c.id.empty()) c.id = spec.id;
+  upsert(subscription_key(spec.producer, spec.event), spec);
+}
+
+std::optional<SubscribeSpec> Realm::unsubscribe(const std::string& key, const std::string& consumer) {
   auto it = subscriptions_.find(key);
-  if (it == subscriptions_.end()) return false;
+  if (it == subscriptions_.end()) return std::nullopt;
   auto& subs = it->second;
   auto s = std::find_if(subs.begin(), subs.end(), [&](const Subscription& x) { return x.consumer == consumer; });
-  if (s == subs.end()) return false;
+  if (s == subs.end()) return std::nullopt;
   if (s->topic) {
     topics_.erase(s->pattern, s->index_id);
     topic_subs_.erase(s->index_id);
   }
+  SubscribeSpec spec = std::move(s->spec);
   subs.erase(s);
   if (subs.empty()) subscriptions_.erase(it);
-  return true;
+  return spec;
 }
 
-bool Realm::unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint) {
+std::vector<SubscribeSpec> Realm::unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint) {
+  std::vector<SubscribeSpec> out;
   auto it = subscriptions_.find(key);
-  if (it == subscriptions_.end()) return false;
+  if (it == subscriptions_.end()) return out;
   std::vector<std::string> mine;
   for (const auto& s : it->second) {
     auto c = consumers_.find(s.consumer);
     if (c != consumers_.end() && c->second.endpoint == endpoint) mine.push_back(s.consumer);
   }
-  for (const auto& consumer : mine) unsubscribe(key, consumer);
-  return !mine.empty();
+  for (const auto& consumer : mine) {
+    if (auto spec = unsubscribe(key, consumer)) out.push_back(std::move(*spec));
+  }
+  return out;
+}
+
+std::optional<int64_t> Realm::producer_default_ttl(const std::string& producer) const {
+  auto it = producers_.find(producer);
+  return it == producers_.end() ? std::nullopt : it->second.default_ttl_ms;
+}
+
+Route Realm::route_to(const std::string& key, const Subscription& s) const {
+  return Route{key, s.consumer, consumer_endpoint(s.consumer), {}, s.consumer_id, s.durable, s.policy};
 }
 
 void Realm::bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint) {
@@ -255,7 +354,7 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
       else g->second.push_back(cand);
       continue;
     }
-    out.push_back({*cand.key, cand.sub->consumer, consumer_endpoint(cand.sub->consumer)});
+    out.push_back(route_to(*cand.key, *cand.sub));
   }
   // Round-robin among the online members, or among all when none is online (§4.5).
   for (auto& [group, members] : groups) {
@@ -266,7 +365,7 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
     if (pool.empty()) pool = members;
     uint64_t n = ++group_counters_[group];
     const Candidate& chosen = pool[(n - 1) % pool.size()];
-    out.push_back({*chosen.key, chosen.sub->consumer, consumer_endpoint(chosen.sub->consumer)});
+    out.push_back(route_to(*chosen.key, *chosen.sub));
   }
   return out;
 }
@@ -291,7 +390,7 @@ std::vector<Route> Realm::group_members(const std::string& group) const {
   for (const auto& [key, subs] : subscriptions_) {
     for (const auto& s : subs) {
       if (s.group != group || !seen.insert(s.consumer).second) continue;
-      if (EndpointPtr e = consumer_endpoint(s.consumer)) out.push_back({key, s.consumer, e});
+      if (consumer_endpoint(s.consumer)) out.push_back(route_to(key, s));
     }
   }
   return out;

@@ -32,6 +32,16 @@ std::string subscription_key(std::string_view producer, std::string_view event);
 inline constexpr std::string_view kAnyProducer = "TYO-MQ-ALL";
 inline constexpr std::string_view kAllEventsSuffix = "-TM-ALL";
 
+// How a subscription's stored copies are delivered (§5.2): ACK mode, its deadline and the retries.
+struct DeliveryPolicy {
+  bool ack = false;
+  int64_t ack_timeout_ms = 30000;
+  int max_attempts = 3;
+  int64_t retry_delay_ms = 5000;
+  bool exponential = false;  // delay(n) = retry_delay_ms * 2^(n-1)
+  bool operator==(const DeliveryPolicy&) const = default;
+};
+
 struct SubscribeSpec {
   std::string event;
   std::string producer;
@@ -41,8 +51,12 @@ struct SubscribeSpec {
   bool topic = false;
   std::optional<std::string> group;
   bool durable = false;
-  bool ack = false;
+  DeliveryPolicy policy;
 };
+
+// The stored form of a durable subscription's spec (a JSON object), and back.
+std::string encode_spec(const SubscribeSpec& spec);
+std::optional<SubscribeSpec> decode_spec(std::string_view json);
 
 // An event for one connection: the surface sends `event` with the JSON object `payload`.
 struct Notice {
@@ -51,11 +65,16 @@ struct Notice {
   std::string payload;
 };
 
-// One routed copy of a message: deliver on CONSUME-<key> to `endpoint`.
+// One routed copy of a message: deliver on CONSUME-<key> to `endpoint`, or store it in the queue
+// (realm, key, consumer_id) as §5.1 says.
 struct Route {
   std::string key;
   std::string consumer;
   EndpointPtr endpoint;  // null when the consumer is offline
+  std::string realm;     // the realm whose subscription matched ("*" for mirrored copies)
+  std::string consumer_id;
+  bool durable = false;
+  DeliveryPolicy policy;
 };
 
 class Realm {
@@ -63,17 +82,26 @@ class Realm {
   Realm();
 
   // PRODUCER (§3.1): binds `name` to the endpoint; returns the presence events to send.
-  std::vector<Notice> register_producer(const std::string& name, const std::string& id, const EndpointPtr& endpoint);
+  // `default_ttl_ms` (nullopt: keep what it had) is the producer's TTL for stored copies (§5.5).
+  std::vector<Notice> register_producer(const std::string& name, const std::string& id, const EndpointPtr& endpoint,
+                                        std::optional<int64_t> default_ttl_ms = std::nullopt);
   // CONSUMER (§3.2). Returns nullopt when the name is bound to another live connection (duplicate).
   std::optional<std::vector<Notice>> register_consumer(const std::string& name, const std::string& id,
                                                        const EndpointPtr& endpoint);
   // SUBSCRIBE (§3.3): creates or overwrites the (key, consumer) subscription. Returns the key and the
   // presence events.
   std::pair<std::string, std::vector<Notice>> subscribe(const SubscribeSpec& spec, const EndpointPtr& endpoint);
-  // UNSUBSCRIBE (§0 row 4): removes the subscription; false if there was none.
-  bool unsubscribe(const std::string& key, const std::string& consumer);
+  // A durable subscription read back from the store at start-up: its consumer is offline until it
+  // connects again.
+  void restore(const SubscribeSpec& spec);
+  // UNSUBSCRIBE (§0 row 4): removes the subscription; returns what it was, nullopt if there was none.
+  std::optional<SubscribeSpec> unsubscribe(const std::string& key, const std::string& consumer);
   // UNSUBSCRIBE by key alone: removes that key's subscriptions of every consumer bound to `endpoint`.
-  bool unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint);
+  std::vector<SubscribeSpec> unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint);
+  // The connection of a consumer name, null when it is offline.
+  EndpointPtr consumer_endpoint(const std::string& consumer) const;
+  // A producer's default TTL (PRODUCER's `default_ttl`, §5.5) in ms; nullopt when it has none.
+  std::optional<int64_t> producer_default_ttl(const std::string& producer) const;
   // PRODUCE (§3.5's `from`): a producer name with no live connection is bound to this one, silently.
   void bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint);
   // Routing of PRODUCE {event, from} (§4.2, §4.4, §4.5): every copy to deliver, in order.
@@ -94,6 +122,7 @@ class Realm {
     std::string id;
     EndpointPtr endpoint;
     bool online = false;
+    std::optional<int64_t> default_ttl_ms;
     std::set<std::string> subscribers;  // consumer names
   };
   struct Consumer {
@@ -112,7 +141,8 @@ class Realm {
     std::string pattern;
     std::optional<std::string> group;
     bool durable = false;
-    bool ack = false;
+    DeliveryPolicy policy;
+    SubscribeSpec spec;  // as last subscribed, for the store and for UNSUBSCRIBE's answer
   };
   struct Candidate {
     const std::string* key;
@@ -120,7 +150,8 @@ class Realm {
   };
 
   bool online(const std::string& consumer) const;
-  EndpointPtr consumer_endpoint(const std::string& consumer) const;
+  Subscription& upsert(const std::string& key, const SubscribeSpec& spec);
+  Route route_to(const std::string& key, const Subscription& s) const;
   Notice subscribe_to_notice(const Producer& producer, const std::string& consumer, const std::vector<std::string>& keys);
 
   std::unordered_map<std::string, Producer> producers_;

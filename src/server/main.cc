@@ -12,11 +12,14 @@
 #include <thread>
 
 #include "broker/broker.h"
+#include "broker/durable_queues.h"
 #include "net/engine_server.h"
 #include "net/listener.h"
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
 #include "server/settings.h"
+#include "store/store.h"
+#include "store/writer.h"
 #include "surfaces/diagnostics.h"
 #include "surfaces/tyo_mq_surface.h"
 
@@ -29,6 +32,9 @@ struct Options {
   uint16_t port = 17352;
   std::string settings_file;
   std::string data_dir = "./data";
+  std::string storage;  // overrides the settings' `storage`
+  std::string sync = "batch";
+  unsigned sync_window_us = 2000;
   unsigned threads = 0;
   std::string log_level = "info";
   bool diagnostics = false;
@@ -40,11 +46,28 @@ int run(const Options& opt) {
   server::apply_environment(settings);
   if (opt.diagnostics) settings.diagnostics = true;
 
+  if (!opt.storage.empty()) settings.storage.backend = opt.storage == "sqlite" ? "file" : opt.storage;
+
+  // The store first: a data directory that cannot be read stops the start-up (exit code 3).
+  const server::StorageSettings& st = settings.storage;
+  std::unique_ptr<store::Backend> backend;
+  if (st.backend == "memory") backend = store::open_memory();
+  else if (st.backend == "redis") backend = store::open_redis(st.redis_url, st.redis_prefix);
+  else backend = store::open_file(opt.data_dir);
+  auto contents = backend->load();
+  store::Writer writer(*backend, *store::parse_sync_mode(opt.sync), std::chrono::microseconds(opt.sync_window_us));
+
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   net::WorkerPool pool(threads);
   net::SioServer sio(pool);
   broker::Broker broker;
-  surfaces::register_tyo_mq(sio, broker);
+  auto sink = surfaces::make_tyo_mq_sink();
+  broker::DurableQueues queues(broker, writer, *sink,
+                               {st.default_ttl_ms, st.max_queued_per_realm, std::chrono::milliseconds(1000)});
+  for (const auto& restored : queues.load(std::move(contents)))
+    broker.with_realm(restored.first, [&](broker::Realm& r) { r.restore(restored.second); });
+  queues.start();
+  surfaces::register_tyo_mq(sio, broker, queues, {st.default_ttl_ms});
   if (settings.diagnostics) surfaces::register_diagnostics(sio);
 
   const net::TransportOptions& transport = settings.transport;
@@ -63,8 +86,9 @@ int run(const Options& opt) {
   pool.start();
   engine.start();
   listener.start();
-  spdlog::info("siomq-server {} listening on {}:{} ({} threads, data dir {})", SIOMQ_VERSION, opt.host,
-               listener.port(), threads, opt.data_dir);
+  spdlog::info("siomq-server {} listening on {}:{} ({} threads, store {}{}, sync {})", SIOMQ_VERSION, opt.host,
+               listener.port(), threads, backend->name(), st.backend == "file" ? " in " + opt.data_dir : "",
+               opt.sync);
 
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int sig) {
@@ -103,6 +127,9 @@ int run(const Options& opt) {
   for (int i = 0; i < 20 && engine.session_count() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   pool.stop();
+  // Whatever was submitted to the store is written before the process ends.
+  queues.stop();
+  writer.stop();
   spdlog::info("stopped");
   return 0;
 }
@@ -119,6 +146,13 @@ int main(int argc, char** argv) {
   app.add_option("--port", opt.port, "TCP port (env PORT); 0 picks a free one")->capture_default_str();
   app.add_option("--settings", opt.settings_file, "Settings JSON file (env TYO_MQ_SETTINGS_FILE)");
   app.add_option("--data-dir", opt.data_dir, "Directory of the embedded store")->capture_default_str();
+  app.add_option("--storage", opt.storage, "memory, file (RocksDB) or redis; overrides the settings' storage")
+      ->check(CLI::IsMember({"memory", "file", "sqlite", "redis"}));
+  app.add_option("--sync", opt.sync, "always, batch (group commit) or never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"always", "batch", "never"}));
+  app.add_option("--sync-window-us", opt.sync_window_us, "How long a batch waits for more writes, in microseconds")
+      ->capture_default_str();
   app.add_option("--threads", opt.threads, "I/O threads (default: one per core)");
   app.add_option("--log-level", opt.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str()
@@ -131,6 +165,9 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   try {
     return run(opt);
+  } catch (const store::StoreError& e) {
+    spdlog::critical("cannot open the store: {}", e.what());
+    return store::kStoreExitCode;
   } catch (const std::exception& e) {
     spdlog::critical("cannot start: {}", e.what());
     return 1;

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "surfaces/tyo_mq_requests.h"
+
 namespace siomq::server {
 namespace {
 
@@ -50,6 +52,57 @@ size_t read_size(const json& block, const char* key, size_t fallback) {
   return static_cast<size_t>(v.get<int64_t>());
 }
 
+// A TTL in seconds or a duration string (§5.5, §0 row 7); a negative number means "never".
+std::optional<int64_t> read_ttl(const json& v, const std::string& where) {
+  auto ttl = surfaces::parse_ttl(v.dump());
+  if (!(v.is_number() || v.is_string()) || (v.is_string() && ttl.kind == surfaces::Ttl::Kind::never))
+    throw std::runtime_error(where + " must be a number of seconds or a duration such as \"12h\"");
+  if (ttl.kind == surfaces::Ttl::Kind::ms) return ttl.ms;
+  return std::nullopt;
+}
+
+size_t read_count(const json& v, const std::string& where) {
+  if (!v.is_number()) throw std::runtime_error(where + " must be a number");
+  double n = v.get<double>();
+  return n > 0 ? static_cast<size_t>(n) : 0;  // 0 or negative: unlimited, as tyo-mq reads it
+}
+
+StorageSettings read_storage(const json& doc) {
+  StorageSettings st;
+  if (doc.contains("storage")) {
+    const auto& v = doc.at("storage");
+    if (!v.is_string()) throw std::runtime_error("storage must be a string: memory, file or redis");
+    st.backend = v.get<std::string>();
+    if (st.backend == "sqlite") {
+      spdlog::info("settings: storage \"sqlite\" is served by the embedded file store (RocksDB)");
+      st.backend = "file";
+    }
+    if (st.backend != "memory" && st.backend != "file" && st.backend != "redis")
+      throw std::runtime_error("storage must be memory, file (or sqlite) or redis, not \"" + st.backend + "\"");
+  }
+  if (doc.contains("default_ttl")) st.default_ttl_ms = read_ttl(doc.at("default_ttl"), "default_ttl");
+  if (doc.contains("storage_options")) {
+    const auto& o = doc.at("storage_options");
+    if (!o.is_object()) throw std::runtime_error("storage_options must be an object");
+    if (o.contains("default_ttl")) st.default_ttl_ms = read_ttl(o.at("default_ttl"), "storage_options.default_ttl");
+    for (const char* key : {"url", "prefix"}) {
+      if (o.contains(key) && !o.at(key).is_string())
+        throw std::runtime_error(std::string("storage_options.") + key + " must be a string");
+    }
+    if (o.contains("url")) st.redis_url = o.at("url").get<std::string>();
+    if (o.contains("prefix")) st.redis_prefix = o.at("prefix").get<std::string>();
+  }
+  if (doc.contains("max_queued_per_realm"))
+    st.max_queued_per_realm = read_count(doc.at("max_queued_per_realm"), "max_queued_per_realm");
+  if (doc.contains("limits") && doc.at("limits").is_object()) {
+    const auto& l = doc.at("limits");
+    bool enabled = !(l.contains("enabled") && l.at("enabled") == false);
+    if (enabled && l.contains("max_queued_per_realm"))
+      st.max_queued_per_realm = read_count(l.at("max_queued_per_realm"), "limits.max_queued_per_realm");
+  }
+  return st;
+}
+
 }  // namespace
 
 Settings settings_from_json(const json& doc) {
@@ -88,6 +141,7 @@ Settings settings_from_json(const json& doc) {
     if (!doc.at("diagnostics").is_boolean()) throw std::runtime_error("diagnostics must be a boolean");
     s.diagnostics = doc.at("diagnostics").get<bool>();
   }
+  s.storage = read_storage(doc);
   s.document = std::make_shared<const json>(doc);
   return s;
 }

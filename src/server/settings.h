@@ -3,15 +3,28 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "net/transport_options.h"
 
 namespace siomq::server {
 
+// Where durable messages are kept (tyo-mq's `storage`, `storage_options`, `default_ttl`, and
+// `max_queued_per_realm` at the top level or in `limits`).
+struct StorageSettings {
+  std::string backend = "file";  // memory, file (RocksDB; "sqlite" is read as file) or redis
+  std::string redis_url = "redis://127.0.0.1:6379";
+  std::string redis_prefix = "siomq";
+  std::optional<int64_t> default_ttl_ms = 86400 * 1000LL;  // nullopt: stored copies never expire
+  size_t max_queued_per_realm = 0;                          // 0: unlimited
+};
+
 struct Settings {
   net::TransportOptions transport;
+  StorageSettings storage;
   bool diagnostics = false;
   std::shared_ptr<const nlohmann::json> document;  // the whole file, for the surfaces that read it
 };

@@ -1,5 +1,9 @@
 #include "surfaces/tyo_mq_requests.h"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <initializer_list>
 #include <utility>
 #include <vector>
@@ -64,6 +68,46 @@ Status read_texts(const Fields& f, std::string_view request,
 std::optional<std::string> non_empty(std::string s) {
   if (s.empty()) return std::nullopt;
   return s;
+}
+
+// A JSON number (or the text of a numeric string) as a double; nullopt for anything else.
+std::optional<double> number(std::string_view v) {
+  if (v.empty()) return std::nullopt;
+  double d = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+// Milliseconds of `value` units, saturating far beyond any timer's reach (about 290 million years).
+int64_t to_ms(double value, double unit_ms) {
+  double ms = std::round(value * unit_ms);
+  constexpr double kMax = 9.0e15;
+  return static_cast<int64_t>(std::clamp(ms, -kMax, kMax));
+}
+
+// "<digits>[.<digits>][ms|s|m|h|d]" (any case) in ms; nullopt if the text does not match.
+std::optional<int64_t> duration_text_ms(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0) return std::nullopt;
+  if (i < text.size() && text[i] == '.') {
+    size_t j = ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == j) return std::nullopt;
+  }
+  std::string unit;
+  for (char c : text.substr(i)) unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1000;
+  else if (unit == "ms") scale = 1;
+  else if (unit == "m") scale = 60'000;
+  else if (unit == "h") scale = 3'600'000;
+  else if (unit == "d") scale = 86'400'000;
+  else return std::nullopt;
+  auto value = number(text.substr(0, i));
+  if (!value) return std::nullopt;
+  return to_ms(*value, scale);
 }
 
 }  // namespace
@@ -172,7 +216,83 @@ Registration parse_registration(std::string_view object) {
   Fields f(std::move(*members));
   if (auto name = json::unescape(f.raw("name"))) r.name = std::move(*name);  // an error for anything but a string
   if (auto id = json::unescape(f.raw("id")); id && !id->empty()) r.id = std::move(*id);
+  r.default_ttl = f.raw("default_ttl");
   return r;
+}
+
+Result<std::string> parse_ack(std::string_view object) {
+  auto members = json::object_members(object);
+  if (!members) return make_error("Invalid ACK JSON", 400);
+  Fields f(std::move(*members));
+  for (const char* name : {"msgId", "msg_id", "id"}) {
+    std::string_view v = f.raw(name);
+    if (!truthy(v)) continue;
+    if (v.front() == '"') {
+      if (auto id = json::unescape(v)) return std::move(*id);
+    } else if (number(v)) {
+      return std::string(v);  // a numeric id is looked up by its text, as String(id) would
+    }
+  }
+  return make_error("ACK requires msgId", 400);
+}
+
+std::optional<int64_t> parse_duration_ms(std::string_view raw) {
+  std::optional<int64_t> ms;
+  if (raw.empty()) return std::nullopt;
+  if (raw.front() == '"') {
+    auto text = json::unescape(raw);
+    if (text) ms = duration_text_ms(*text);
+  } else if (auto n = number(raw)) {
+    ms = to_ms(*n, 1000);
+  }
+  if (!ms || *ms <= 0) return std::nullopt;
+  return ms;
+}
+
+broker::DeliveryPolicy delivery_policy(const SubscribeRequest& r) {
+  broker::DeliveryPolicy p;
+  p.ack = r.ack;
+  if (auto ms = parse_duration_ms(r.ack_timeout)) p.ack_timeout_ms = *ms;
+  if (r.retry.empty()) return p;
+  auto members = json::object_members(r.retry);
+  if (!members) return p;
+  Fields f(std::move(*members));
+  // max(1, Number(max_attempts || maxAttempts) || 3)
+  std::string_view attempts = f.raw("max_attempts");
+  if (!truthy(attempts)) attempts = f.raw("maxAttempts");
+  std::optional<double> n;
+  if (truthy(attempts)) n = attempts.front() == '"' ? number(json::unescape(attempts).value_or("")) : number(attempts);
+  if (n && *n != 0) p.max_attempts = static_cast<int>(std::clamp(std::ceil(*n), 1.0, 1.0e6));
+  if (auto ms = parse_duration_ms(f.raw("delay"))) p.retry_delay_ms = *ms;
+  p.exponential = f.raw("backoff") == "\"exponential\"";
+  return p;
+}
+
+Ttl parse_ttl(std::string_view raw) {
+  if (raw.empty() || raw == "null") return {};
+  if (raw.front() == '"') {
+    auto text = json::unescape(raw);
+    auto ms = text ? duration_text_ms(*text) : std::nullopt;
+    if (!ms) return {Ttl::Kind::never, 0};
+    return {Ttl::Kind::ms, *ms};
+  }
+  auto n = number(raw);
+  if (!n) return {};  // booleans, objects: not a TTL at all
+  if (*n < 0) return {Ttl::Kind::never, 0};
+  return {Ttl::Kind::ms, to_ms(*n, 1000)};
+}
+
+std::optional<int64_t> effective_ttl(const ProduceRequest& r, std::optional<int64_t> producer_default_ms,
+                                     std::optional<int64_t> store_default_ms) {
+  Ttl ttl = parse_ttl(r.ttl);
+  if (ttl.kind == Ttl::Kind::absent) {
+    auto lifespan = number(r.lifespan);
+    if (!(lifespan && *lifespan == -1)) ttl = parse_ttl(r.lifespan);
+  }
+  if (ttl.kind == Ttl::Kind::never) return std::nullopt;
+  if (ttl.kind == Ttl::Kind::ms) return ttl.ms;
+  if (producer_default_ms) return *producer_default_ms < 0 ? std::nullopt : producer_default_ms;
+  return store_default_ms;
 }
 
 Result<ProduceChunk> parse_produce_chunk(std::string_view object) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "broker/realm.h"
 #include "wire/result.h"
 
 namespace siomq::surfaces {
@@ -54,6 +55,7 @@ struct ProduceRequest {
 struct Registration {
   std::optional<std::string> name;
   std::optional<std::string> id;
+  std::string_view default_ttl;  // raw JSON (PRODUCER only)
 };
 
 // One PRODUCE_CHUNK piece (§3.6).
@@ -69,5 +71,25 @@ Registration parse_registration(std::string_view object);
 Result<ProduceChunk> parse_produce_chunk(std::string_view object);
 Result<SubscribeRequest> parse_subscribe(std::string_view object);
 Result<ProduceRequest> parse_produce(std::string_view object);
+// ACK (§3.7): the message id from msgId, msg_id or id. The error's message is the ACK_FAIL text.
+Result<std::string> parse_ack(std::string_view object);
+
+// A duration of §5.3 with §0 row 7: a number of seconds, or a string "<n>[.<n>]" with an optional unit
+// ms, s, m, h or d (default s, any case). nullopt when absent, zero or invalid (the caller's default applies).
+std::optional<int64_t> parse_duration_ms(std::string_view raw);
+// SUBSCRIBE's ACK mode, ack_timeout and retry (§5.2) with their defaults.
+broker::DeliveryPolicy delivery_policy(const SubscribeRequest& request);
+
+// A TTL value (§5.5, §0 row 7): absent (null or missing: the next source applies), never (a negative
+// number, or a string that is not a duration), or a number of milliseconds.
+struct Ttl {
+  enum class Kind { absent, never, ms } kind = Kind::absent;
+  int64_t ms = 0;
+};
+Ttl parse_ttl(std::string_view raw);
+// The TTL of a stored copy (§5.5): the message's ttl, else its lifespan (unless -1), else the
+// producer's default, else the store's. nullopt: never expires.
+std::optional<int64_t> effective_ttl(const ProduceRequest& request, std::optional<int64_t> producer_default_ms,
+                                     std::optional<int64_t> store_default_ms);
 
 }  // namespace siomq::surfaces

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "broker/broker.h"
+#include "broker/durable_queues.h"
 #include "net/engine_session.h"
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
@@ -21,6 +22,13 @@ namespace siomq::surfaces {
 namespace {
 
 const std::string kRealm = "default";  // until the auth issue brings realms
+
+// What every handler reaches: the live registry, the durable queues and the store's default TTL.
+struct Context {
+  broker::Broker& broker;
+  broker::DurableQueues& queues;
+  TyoMqOptions options;
+};
 
 // Deliveries longer than this (in UTF-16 code units, as JavaScript measures) go out as CONSUME_CHUNK pieces.
 constexpr size_t kChunkThreshold = 262144;
@@ -59,6 +67,13 @@ class SocketEndpoint : public broker::Endpoint {
   std::string id_;
 };
 
+// An event frame or an ack answer for a socket, sendable from any thread.
+std::shared_ptr<const std::vector<net::OutFrame>> event_frames(std::string_view event, std::string_view payload,
+                                                               std::vector<std::string> attachments = {});
+std::shared_ptr<const std::vector<net::OutFrame>> ack_frames(uint64_t ack_id, std::string_view json_array) {
+  return std::make_shared<const std::vector<net::OutFrame>>(net::encode_event("/", ack_id, true, json_array, {}));
+}
+
 std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket) {
   auto e = socket.state<SocketEndpoint>();
   if (!e) {
@@ -69,7 +84,7 @@ std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket) {
 }
 
 std::shared_ptr<const std::vector<net::OutFrame>> event_frames(std::string_view event, std::string_view payload,
-                                                               std::vector<std::string> attachments = {}) {
+                                                               std::vector<std::string> attachments) {
   std::string array = "[";
   sio::append_json_string(array, event);
   array.push_back(',');
@@ -92,6 +107,14 @@ std::string error_object(int code, std::string_view message) {
   return out;
 }
 
+// {ok:false, code, message}: the failure answer to an ack callback.
+std::string error_reply(int code, std::string_view message) {
+  std::string out = "{\"ok\":false,\"code\":" + std::to_string(code) + ",\"message\":";
+  sio::append_json_string(out, message);
+  out.push_back('}');
+  return out;
+}
+
 // ERROR to the socket (§0 row 1), and {ok:false, code:400, message} to its ack callback if it asked.
 void reply_error(net::Socket& socket, const net::Message& msg, const Error& error) {
   if (error.message == "Message name should be a object") {
@@ -101,12 +124,7 @@ void reply_error(net::Socket& socket, const net::Message& msg, const Error& erro
   } else {
     socket.emit("ERROR", error_object(error.code, error.message));
   }
-  if (msg.ack_id) {
-    std::string ack = "[{\"ok\":false,\"code\":400,\"message\":";
-    sio::append_json_string(ack, error.message);
-    ack += "}]";
-    socket.ack(*msg.ack_id, ack);
-  }
+  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + error_reply(400, error.message) + "]");
 }
 
 // The request object of an event, or the error already sent.
@@ -119,9 +137,14 @@ std::optional<std::string_view> request(net::Socket& socket, const net::Message&
   return *r;
 }
 
+struct NamedRegistration {
+  std::string name;
+  std::string id;
+  std::optional<int64_t> default_ttl_ms;  // -1: the producer's messages never expire
+};
+
 // A registration's name and id (§3.1, §3.2): name must be a string; id defaults to the socket id.
-std::optional<std::pair<std::string, std::string>> registration(net::Socket& socket, const net::Message& msg,
-                                                                std::string_view what) {
+std::optional<NamedRegistration> registration(net::Socket& socket, const net::Message& msg, std::string_view what) {
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return std::nullopt;
@@ -130,8 +153,11 @@ std::optional<std::pair<std::string, std::string>> registration(net::Socket& soc
     reply_error(socket, msg, Error{-1, "Incorrect " + std::string(what) + "'s name"});
     return std::nullopt;
   }
-  std::string id = reg.id.value_or(socket.id());
-  return std::make_pair(std::move(*reg.name), std::move(id));
+  NamedRegistration out{std::move(*reg.name), reg.id.value_or(socket.id()), std::nullopt};
+  Ttl ttl = parse_ttl(reg.default_ttl);
+  if (ttl.kind == Ttl::Kind::never) out.default_ttl_ms = -1;
+  if (ttl.kind == Ttl::Kind::ms) out.default_ttl_ms = ttl.ms;
+  return out;
 }
 
 // The delivery object of §4.2: {event, message, from, [enc], [to], [content_type]}, message spliced raw.
@@ -216,34 +242,93 @@ void broadcast(broker::Broker& broker, const ProduceRequest& p, const std::strin
   for (const auto& m : members) send_all(m, frames);
 }
 
-// PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments.
-void produce(broker::Broker& broker, net::Socket& socket, const net::Message& msg, std::string_view object,
+// The publisher confirm of a PRODUCE sent with an ack id: {ok:true, stored:N} once its stored copies
+// are written, {ok:false, code, message} if they could not be.
+std::string confirm_reply(size_t stored, const Status& status) {
+  if (status) return "[{\"ok\":true,\"stored\":" + std::to_string(stored) + "}]";
+  return "[" + error_reply(status.error().code ? status.error().code : 500, status.error().message) + "]";
+}
+
+// PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments. Each routed
+// copy is sent live or stored, as §5.1's table says.
+void produce(Context& ctx, net::Socket& socket, const net::Message& msg, std::string_view object,
              const std::vector<std::string>& attachments) {
   auto p = parse_produce(object);
   if (!p) return reply_error(socket, msg, p.error());
   std::string payload = delivery_payload(*p);
-  if (p->broadcast) return broadcast(broker, *p, payload, attachments);
+  if (p->broadcast) {
+    broadcast(ctx.broker, *p, payload, attachments);
+    if (msg.ack_id) socket.ack(*msg.ack_id, confirm_reply(0, Ok{}));
+    return;
+  }
   auto endpoint = endpoint_of(socket);
-  auto routes = broker.route_produce(kRealm, p->event, p->from, p->id, endpoint);
+  auto routing = ctx.broker.route_produce(kRealm, p->event, p->from, p->id, endpoint);
   // One encoding per subscription key, shared by every consumer under it.
   std::map<std::string, std::vector<std::shared_ptr<const std::vector<net::OutFrame>>>> frames;
-  for (const auto& route : routes) {
-    if (!route.endpoint) continue;  // offline: durable queues come with the durable engine
+  std::vector<broker::QueueCopy> copies;
+  for (auto& route : routing.routes) {
+    if (route.policy.ack || (!route.endpoint && (route.durable || p->guaranteed))) {
+      // ACK mode is always stored first (§0 row 2: ack without durable counts as durable).
+      copies.push_back({std::move(route.realm), std::move(route.key), std::move(route.consumer_id),
+                        std::move(route.consumer), route.policy});
+      continue;
+    }
+    if (!route.endpoint) continue;  // offline, nothing asks to keep it: dropped
     auto& f = frames[route.key];
     if (f.empty()) f = delivery_frames("CONSUME-" + route.key, payload, attachments);
     send_all(route.endpoint, f);
   }
+  if (copies.empty()) {
+    if (msg.ack_id) socket.ack(*msg.ack_id, confirm_reply(0, Ok{}));
+    return;
+  }
+  auto message = std::make_shared<broker::StoredMessage>();
+  message->payload = std::move(payload);
+  message->attachments = attachments;
+  message->producer = p->from;
+  message->ttl_ms = effective_ttl(*p, routing.default_ttl_ms, ctx.options.default_ttl_ms);
+  broker::DurableQueues::Confirm done;
+  if (msg.ack_id) {
+    done = [endpoint, ack_id = *msg.ack_id](size_t stored, const Status& status) {
+      endpoint->send(ack_frames(ack_id, confirm_reply(stored, status)));
+    };
+  }
+  ctx.queues.enqueue(std::move(message), std::move(copies), std::move(done));
 }
 
-void on_produce(broker::Broker& broker, net::Socket& socket, const net::Message& msg) {
+void on_produce(Context& ctx, net::Socket& socket, const net::Message& msg) {
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return;
-  produce(broker, socket, msg, *object, {msg.attachments.begin(), msg.attachments.end()});
+  produce(ctx, socket, msg, *object, {msg.attachments.begin(), msg.attachments.end()});
+}
+
+// ACK (§3.7): every outcome goes out as ACK_OK / ACK_FAIL and to the ack callback, if there is one.
+void on_ack(Context& ctx, net::Socket& socket, const net::Message& msg) {
+  auto endpoint = endpoint_of(socket);
+  auto answer = [endpoint, ack_id = msg.ack_id](int code, const std::string& id, const std::string& message) {
+    std::string payload;
+    if (code == 200) {
+      payload = "{\"ok\":true,\"msgId\":";
+      sio::append_json_string(payload, id);
+      payload.push_back('}');
+    } else {
+      payload = error_reply(code, message);
+    }
+    endpoint->send(event_frames(code == 200 ? "ACK_OK" : "ACK_FAIL", payload));
+    if (ack_id) endpoint->send(ack_frames(*ack_id, "[" + payload + "]"));
+  };
+  std::string storage;
+  auto object = request_object(msg.json, storage);
+  auto id = object ? parse_ack(*object) : Result<std::string>(make_error("Invalid ACK JSON", 400));
+  if (!id) return answer(400, "", id.error().message);
+  ctx.queues.ack(kRealm, socket.id(), *id, [answer, id = *id](int code, const std::string& message) {
+    answer(code, id, message);
+  });
 }
 
 // PRODUCE_CHUNK (§3.6): pieces of a PRODUCE's JSON, joined in index order once `total` have arrived.
-void on_produce_chunk(broker::Broker& broker, net::Socket& socket, const net::Message& msg) {
+void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg) {
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return;
@@ -271,10 +356,10 @@ void on_produce_chunk(broker::Broker& broker, net::Socket& socket, const net::Me
   endpoint->transfer_bytes -= t.bytes;
   endpoint->transfers.erase(transfer);
   if (!json::object_members(joined)) return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: the joined data is not a JSON object"});
-  produce(broker, socket, msg, joined, {});
+  produce(ctx, socket, msg, joined, {});
 }
 
-void on_subscribe(broker::Broker& broker, net::Socket& socket, const net::Message& msg) {
+void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return;
@@ -289,15 +374,20 @@ void on_subscribe(broker::Broker& broker, net::Socket& socket, const net::Messag
   spec.topic = r->mode == "topic";
   spec.group = r->group;
   spec.durable = r->durable;
-  spec.ack = r->ack;
+  spec.policy = delivery_policy(*r);
   auto endpoint = endpoint_of(socket);
   auto [key, notices] =
-      broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.subscribe(spec, endpoint); });
+      ctx.broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.subscribe(spec, endpoint); });
   send_notices(notices);
+  // A durable subscription is stored (§0 row 6); a re-subscription without `durable` forgets it.
+  if (spec.durable) ctx.queues.save_subscription(kRealm, spec);
+  else ctx.queues.remove_subscription(kRealm, spec, false);
+  // Every SUBSCRIBE replays what is stored for (realm, key, consumer_id) (§5.4).
+  ctx.queues.replay({kRealm, key, spec.consumer_id, spec.consumer, spec.policy}, endpoint);
 }
 
 // UNSUBSCRIBE (§0 row 4): a key string, or {event, producer, consumer}.
-void on_unsubscribe(broker::Broker& broker, net::Socket& socket, const net::Message& msg) {
+void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   auto elements = json::array_elements(msg.json);
   if (!elements || elements->size() < 2) return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: missing payload"});
   std::string key;
@@ -322,15 +412,33 @@ void on_unsubscribe(broker::Broker& broker, net::Socket& socket, const net::Mess
   }
   if (key.empty()) return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: payload must be a key or {event, producer, consumer}"});
   auto endpoint = endpoint_of(socket);
-  broker.with_realm(kRealm, [&](broker::Realm& realm) {
-    if (!consumer.empty()) return realm.unsubscribe(key, consumer);
-    return realm.unsubscribe_all_of(key, endpoint);
+  auto removed = ctx.broker.with_realm(kRealm, [&](broker::Realm& realm) {
+    if (consumer.empty()) return realm.unsubscribe_all_of(key, endpoint);
+    std::vector<broker::SubscribeSpec> out;
+    if (auto spec = realm.unsubscribe(key, consumer)) out.push_back(std::move(*spec));
+    return out;
   });
+  // A durable subscription takes its queue with it (§0 row 4).
+  for (auto& spec : removed) {
+    if (spec.durable) ctx.queues.remove_subscription(kRealm, std::move(spec), true);
+  }
 }
 
 }  // namespace
 
-void register_tyo_mq(net::SioServer& sio, broker::Broker& broker) {
+std::unique_ptr<broker::DeliverySink> make_tyo_mq_sink() {
+  // Stored copies go out as CONSUME-<key>, in CONSUME_CHUNK pieces when they are long (§4.2).
+  class Sink : public broker::DeliverySink {
+    void deliver(const broker::EndpointPtr& to, const std::string& key, const std::string& payload,
+                 const std::vector<std::string>& attachments) override {
+      send_all(to, delivery_frames("CONSUME-" + key, payload, attachments));
+    }
+  };
+  return std::make_unique<Sink>();
+}
+
+void register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues, TyoMqOptions options) {
+  auto ctx = std::make_shared<Context>(Context{broker, queues, options});
   net::Namespace ns;
   ns.name = "/";
   // PING: the ack callback receives the JSON *string* of the payload plus pong and timestamp (§3.8).
@@ -346,27 +454,29 @@ void register_tyo_mq(net::SioServer& sio, broker::Broker& broker) {
     auto reg = registration(socket, msg, "producer");
     if (!reg) return;
     auto endpoint = endpoint_of(socket);
-    send_notices(broker.with_realm(
-        kRealm, [&](broker::Realm& realm) { return realm.register_producer(reg->first, reg->second, endpoint); }));
+    send_notices(broker.with_realm(kRealm, [&](broker::Realm& realm) {
+      return realm.register_producer(reg->name, reg->id, endpoint, reg->default_ttl_ms);
+    }));
   };
   ns.handlers["CONSUMER"] = [&broker](net::Socket& socket, const net::Message& msg) {
     auto reg = registration(socket, msg, "consumer");
     if (!reg) return;
     auto endpoint = endpoint_of(socket);
     auto notices = broker.with_realm(
-        kRealm, [&](broker::Realm& realm) { return realm.register_consumer(reg->first, reg->second, endpoint); });
+        kRealm, [&](broker::Realm& realm) { return realm.register_consumer(reg->name, reg->id, endpoint); });
     if (!notices) {
       // The name is held by another live connection: the newcomer is told and dropped (§3.2).
-      socket.emit("ERROR", error_object(-3, "Duplicate consumer name: " + reg->first));
+      socket.emit("ERROR", error_object(-3, "Duplicate consumer name: " + reg->name));
       socket.disconnect(true);
       return;
     }
     send_notices(*notices);
   };
-  ns.handlers["SUBSCRIBE"] = [&broker](net::Socket& s, const net::Message& m) { on_subscribe(broker, s, m); };
-  ns.handlers["UNSUBSCRIBE"] = [&broker](net::Socket& s, const net::Message& m) { on_unsubscribe(broker, s, m); };
-  ns.handlers["PRODUCE"] = [&broker](net::Socket& s, const net::Message& m) { on_produce(broker, s, m); };
-  ns.handlers["PRODUCE_CHUNK"] = [&broker](net::Socket& s, const net::Message& m) { on_produce_chunk(broker, s, m); };
+  ns.handlers["SUBSCRIBE"] = [ctx](net::Socket& s, const net::Message& m) { on_subscribe(*ctx, s, m); };
+  ns.handlers["UNSUBSCRIBE"] = [ctx](net::Socket& s, const net::Message& m) { on_unsubscribe(*ctx, s, m); };
+  ns.handlers["PRODUCE"] = [ctx](net::Socket& s, const net::Message& m) { on_produce(*ctx, s, m); };
+  ns.handlers["PRODUCE_CHUNK"] = [ctx](net::Socket& s, const net::Message& m) { on_produce_chunk(*ctx, s, m); };
+  ns.handlers["ACK"] = [ctx](net::Socket& s, const net::Message& m) { on_ack(*ctx, s, m); };
   // QUIT: the payload must be the socket's own id; the server then disconnects it.
   ns.handlers["QUIT"] = [](net::Socket& socket, const net::Message& msg) {
     auto args = json::array_elements(msg.json);
@@ -383,10 +493,12 @@ void register_tyo_mq(net::SioServer& sio, broker::Broker& broker) {
   ns.handlers["DEBUG"] = [](net::Socket& socket, const net::Message& msg) {
     spdlog::debug("DEBUG from {}: {}", socket.id(), msg.json);
   };
-  ns.on_disconnect = [&broker](net::Socket& socket, std::string_view) {
+  ns.on_disconnect = [ctx](net::Socket& socket, std::string_view) {
     auto endpoint = socket.state<SocketEndpoint>();
     if (!endpoint) return;  // never registered anything
-    send_notices(broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.disconnect(endpoint); }));
+    send_notices(ctx->broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.disconnect(endpoint); }));
+    // Its ACK timers stop; what it had in flight stays stored for the next replay (§4.7).
+    ctx->queues.socket_closed(socket.id());
   };
   sio.add_namespace(std::move(ns));
 }

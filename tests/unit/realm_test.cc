@@ -73,7 +73,7 @@ TEST(Realm, TopicsIgnoreTheProducerAndSkipExactKeys) {
   EXPECT_EQ(keys_of(realm.route("Org/7/CMD", "Y")), std::vector<std::string>{"x-org/+/cmd>c1"});
   EXPECT_EQ(keys_of(realm.route("a", "Y")), std::vector<std::string>{"tyo-mq-all-a/#>c2"});
   EXPECT_TRUE(realm.route("b", "Y").empty());
-  EXPECT_TRUE(realm.unsubscribe("tyo-mq-all-a/#", "c2"));
+  EXPECT_TRUE(realm.unsubscribe("tyo-mq-all-a/#", "c2").has_value());
   EXPECT_TRUE(realm.route("a/b", "Y").empty());
 }
 
@@ -177,15 +177,17 @@ TEST(Broker, RoutesAreMirroredToTheStarRealmWhenItExists) {
   Broker broker;
   auto watcher = std::make_shared<FakeEndpoint>("admin"), user = std::make_shared<FakeEndpoint>("u");
   broker.with_realm("default", [&](Realm& r) { return r.subscribe(spec("p", "e", "c"), user); });
-  EXPECT_EQ(broker.route_produce("default", "e", "p", std::nullopt, user).size(), 1u);  // no "*" realm yet
+  EXPECT_EQ(broker.route_produce("default", "e", "p", std::nullopt, user).routes.size(), 1u);  // no "*" realm yet
   broker.with_realm("*", [&](Realm& r) { return r.subscribe(spec("TYO-MQ-ALL", "e", "admin"), watcher); });
-  auto routes = broker.route_produce("default", "e", "p", std::nullopt, user);
+  auto routes = broker.route_produce("default", "e", "p", std::nullopt, user).routes;
   ASSERT_EQ(routes.size(), 2u);
   EXPECT_EQ(routes[0].consumer, "c");
+  EXPECT_EQ(routes[0].realm, "default");
   EXPECT_EQ(routes[1].consumer, "admin");
   EXPECT_EQ(routes[1].key, "tyo-mq-all-e");
+  EXPECT_EQ(routes[1].realm, "*");  // the mirrored copy is queued in "*"
   // A PRODUCE in "*" itself is not mirrored again.
-  EXPECT_EQ(broker.route_produce("*", "e", "p", std::nullopt, watcher).size(), 1u);
+  EXPECT_EQ(broker.route_produce("*", "e", "p", std::nullopt, watcher).routes.size(), 1u);
 }
 
 }  // namespace

@@ -138,5 +138,77 @@ TEST(ParseProduceChunk, FieldsAndBounds) {
   }
 }
 
+TEST(ParseAck, IdFromAnyAliasAndTheReferenceMessages) {
+  EXPECT_EQ(*parse_ack(R"({"msgId":"msg-a"})"), "msg-a");
+  EXPECT_EQ(*parse_ack(R"({"msg_id":"msg-b"})"), "msg-b");
+  EXPECT_EQ(*parse_ack(R"({"id":"msg-c"})"), "msg-c");
+  EXPECT_EQ(*parse_ack(R"({"id":42})"), "42");
+  auto none = parse_ack(R"({"msgId":""})");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, 400);
+  EXPECT_EQ(none.error().message, "ACK requires msgId");
+  EXPECT_EQ(parse_ack("[1]").error().message, "Invalid ACK JSON");
+}
+
+TEST(ParseDuration, NumbersAreSecondsStringsTakeUnits) {
+  EXPECT_EQ(parse_duration_ms("30"), 30000);
+  EXPECT_EQ(parse_duration_ms("0.25"), 250);
+  EXPECT_EQ(parse_duration_ms(R"("300ms")"), 300);
+  EXPECT_EQ(parse_duration_ms(R"("1.5S")"), 1500);
+  EXPECT_EQ(parse_duration_ms(R"("2m")"), 120000);
+  EXPECT_EQ(parse_duration_ms(R"("1h")"), 3600000);  // §0 row 7: h and d everywhere
+  EXPECT_EQ(parse_duration_ms(R"("1d")"), 86400000);
+  EXPECT_EQ(parse_duration_ms(R"("7")"), 7000);
+  for (const char* absent : {"", "0", R"("")", R"("0s")", R"("abc")", R"("-5s")", R"("1w")", "true", "null", "-3", R"(".5s")"})
+    EXPECT_EQ(parse_duration_ms(absent), std::nullopt) << absent;
+}
+
+TEST(DeliveryPolicy, DefaultsAndRetryFields) {
+  SubscribeRequest r;
+  auto p = delivery_policy(r);
+  EXPECT_FALSE(p.ack);
+  EXPECT_EQ(p.ack_timeout_ms, 30000);
+  EXPECT_EQ(p.max_attempts, 3);
+  EXPECT_EQ(p.retry_delay_ms, 5000);
+  EXPECT_FALSE(p.exponential);
+  auto sub = parse_subscribe(
+      R"({"event":"e","options":{"ack":true,"ack_timeout":"300ms","retry":{"maxAttempts":"5","delay":"100ms","backoff":"exponential"}}})");
+  ASSERT_TRUE(sub.ok());
+  p = delivery_policy(*sub);
+  EXPECT_TRUE(p.ack);
+  EXPECT_EQ(p.ack_timeout_ms, 300);
+  EXPECT_EQ(p.max_attempts, 5);
+  EXPECT_EQ(p.retry_delay_ms, 100);
+  EXPECT_TRUE(p.exponential);
+  // max(1, Number(x) || 3): zero means the default, negatives mean one attempt, fractions round up.
+  for (auto [json, expected] : std::vector<std::pair<const char*, int>>{
+           {R"({"event":"e","retry":{"max_attempts":0}})", 3},
+           {R"({"event":"e","retry":{"max_attempts":-4}})", 1},
+           {R"({"event":"e","retry":{"max_attempts":2.5}})", 3},
+           {R"({"event":"e","retry":{"max_attempts":"x"}})", 3},
+           {R"({"event":"e","retry":{"backoff":"linear"}})", 3}}) {
+    auto s = parse_subscribe(json);
+    ASSERT_TRUE(s.ok()) << json;
+    EXPECT_EQ(delivery_policy(*s).max_attempts, expected) << json;
+  }
+}
+
+TEST(Ttl, MessageThenLifespanThenProducerThenStore) {
+  auto produce = [](const char* json) { return *parse_produce(json); };
+  const std::optional<int64_t> store = 86400000, producer = 5000;
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","ttl":2})"), producer, store), 2000);
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","ttl":"1h"})"), producer, store), 3600000);
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","ttl":0})"), producer, store), 0);  // expires at once
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","ttl":-1})"), producer, store), std::nullopt);  // never
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","ttl":"soon"})"), producer, store), std::nullopt);
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","lifespan":3})"), producer, store), 3000);
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","lifespan":-1})"), producer, store), 5000);  // -1: not a TTL
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","ttl":null,"lifespan":4})"), producer, store), 4000);
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e"})"), producer, store), 5000);
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e"})"), std::nullopt, store), 86400000);
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e"})"), -1, store), std::nullopt);  // the producer's "never"
+  EXPECT_EQ(effective_ttl(produce(R"({"event":"e","ttl":true})"), std::nullopt, store), 86400000);
+}
+
 }  // namespace
 }  // namespace siomq::surfaces

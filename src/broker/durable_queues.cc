@@ -1,0 +1,615 @@
+#include "broker/durable_queues.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <openssl/rand.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <queue>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "broker/broker.h"
+#include "store/writer.h"
+#include "wire/socketio.h"
+
+namespace siomq::broker {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string queue_id(std::string_view realm, std::string_view key, std::string_view consumer_id) {
+  std::string id(realm);
+  id.push_back('\0');
+  id.append(key);
+  id.push_back('\0');
+  id.append(consumer_id);
+  return id;
+}
+
+// The delivery object of an ACK-mode copy: the stored one plus msgId, msg_id and delivery_attempt.
+std::string with_ack_fields(const std::string& payload, const std::string& id, int attempt) {
+  std::string out = payload;
+  if (out.empty() || out.back() != '}') return out;
+  out.pop_back();
+  if (out.size() > 1) out.push_back(',');
+  std::string quoted;
+  sio::append_json_string(quoted, id);
+  out += "\"msgId\":" + quoted + ",\"msg_id\":" + quoted + ",\"delivery_attempt\":" + std::to_string(attempt) + "}";
+  return out;
+}
+
+store::Op put_row(const store::Row& row) {
+  return store::Op{store::Op::Kind::put_row, row.seq, {}, store::encode_row(row)};
+}
+store::Op delete_row(uint64_t seq) { return store::Op{store::Op::Kind::delete_row, seq, {}, {}}; }
+
+}  // namespace
+
+int64_t retry_delay_ms(const DeliveryPolicy& policy, int attempt) {
+  if (!policy.exponential || attempt <= 1) return policy.retry_delay_ms;
+  // delay · 2^(n-1), saturating at a day: an exponent past that only means "wait very long".
+  constexpr int64_t kCap = 86400 * 1000LL;
+  int64_t d = policy.retry_delay_ms;
+  for (int i = 1; i < attempt && d < kCap; ++i) d *= 2;
+  return std::min(d, std::max(kCap, policy.retry_delay_ms));
+}
+
+struct DurableQueues::State {
+  struct Queue;
+  enum class Phase { stored, in_flight, backoff };
+  struct Entry {
+    store::Row row;
+    Queue* queue = nullptr;
+    bool committed = false;
+    Phase phase = Phase::stored;
+    int attempt = 0;
+    uint64_t generation = 0;  // bumped whenever a scheduled timer of this entry becomes stale
+    std::string socket;       // where the current attempt went
+  };
+  struct Queue {
+    std::string realm, key, consumer_id, consumer;
+    DeliveryPolicy policy;
+    std::map<uint64_t, Entry> entries;  // by seq: the delivery order
+  };
+  enum class TimerKind { ack_timeout, retry };
+  struct Timer {
+    SteadyClock::time_point at;
+    TimerKind kind;
+    uint64_t generation;
+    std::string id;
+    bool operator>(const Timer& o) const { return at > o.at; }
+  };
+
+  State(Broker& b, store::Writer& w, DeliverySink& s, QueueOptions o)
+      : broker(b), writer(w), sink(s), options(o), timer(io), expiry_timer(io) {
+    uint64_t seed = 0;
+    RAND_bytes(reinterpret_cast<unsigned char*>(&seed), sizeof seed);
+    rng.seed(seed ^ static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count()));
+  }
+
+  Broker& broker;
+  store::Writer& writer;
+  DeliverySink& sink;
+  const QueueOptions options;
+  boost::asio::io_context io;
+  boost::asio::steady_timer timer;
+  boost::asio::steady_timer expiry_timer;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
+  std::thread thread;
+  std::mt19937_64 rng;
+
+  std::map<std::string, Queue> queues;  // by queue_id
+  std::unordered_map<std::string, Entry*> by_id;
+  std::unordered_map<std::string, std::unordered_set<Entry*>> by_socket;  // in flight or in backoff
+  std::unordered_map<std::string, size_t> realm_counts;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers;
+  std::optional<SteadyClock::time_point> armed;
+  std::priority_queue<std::pair<int64_t, std::string>, std::vector<std::pair<int64_t, std::string>>, std::greater<>>
+      expiries;
+  std::map<uint64_t, store::DeadRow> dead;  // by seq: oldest first
+  std::unordered_map<std::string, uint64_t> dead_by_id;
+  std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> stored spec
+  uint64_t next_seq = 1;
+  QueueStats counters;
+
+  // "msg-" base36(now ms) "-" 12 hex digits, as the reference makes them.
+  std::string new_id() {
+    static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    std::string time;
+    for (uint64_t v = static_cast<uint64_t>(unix_ms()); v; v /= 36) time.insert(time.begin(), kDigits[v % 36]);
+    for (;;) {
+      char hex[13];
+      std::snprintf(hex, sizeof hex, "%012llx", static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+      std::string id = "msg-" + time + "-" + hex;
+      if (!by_id.count(id) && !dead_by_id.count(id)) return id;
+    }
+  }
+
+  Queue& queue_for(const QueueCopy& q) {
+    auto [it, fresh] = queues.try_emplace(queue_id(q.realm, q.key, q.consumer_id));
+    Queue& queue = it->second;
+    if (fresh) {
+      queue.realm = q.realm;
+      queue.key = q.key;
+      queue.consumer_id = q.consumer_id;
+    }
+    if (!q.consumer.empty()) {
+      queue.consumer = q.consumer;
+      queue.policy = q.policy;
+    }
+    return queue;
+  }
+
+  EndpointPtr endpoint_of(const Queue& q) {
+    if (q.consumer.empty()) return nullptr;
+    return broker.with_realm(q.realm, [&](Realm& r) { return r.consumer_endpoint(q.consumer); });
+  }
+
+  Entry& add(Queue& q, store::Row row, bool committed) {
+    Entry& e = q.entries[row.seq];
+    e.row = std::move(row);
+    e.queue = &q;
+    e.committed = committed;
+    by_id[e.row.id] = &e;
+    ++realm_counts[q.realm];
+    if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, e.row.id);
+    return e;
+  }
+
+  void unlink_socket(Entry& e) {
+    if (e.socket.empty()) return;
+    auto it = by_socket.find(e.socket);
+    if (it != by_socket.end()) {
+      it->second.erase(&e);
+      if (it->second.empty()) by_socket.erase(it);
+    }
+    e.socket.clear();
+  }
+
+  // Forgets an entry (the caller writes the matching store change).
+  void remove(Entry& e) {
+    unlink_socket(e);
+    Queue& q = *e.queue;
+    by_id.erase(e.row.id);
+    if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
+    q.entries.erase(e.row.seq);
+  }
+
+  void submit(std::vector<store::Op> ops, std::function<void(const Status&)> then = {}) {
+    if (ops.empty()) {
+      if (then) then(Ok{});
+      return;
+    }
+    writer.submit(std::move(ops), [this, then = std::move(then)](const Status& status) {
+      if (!status) boost::asio::post(io, [this] { ++counters.store_failures; });
+      if (then) boost::asio::post(io, [then, status] { then(status); });
+    });
+  }
+
+  void schedule(Entry& e, TimerKind kind, int64_t after_ms) {
+    ++e.generation;
+    Timer t{SteadyClock::now() + std::chrono::milliseconds(after_ms), kind, e.generation, e.row.id};
+    timers.push(t);
+    if (!armed || t.at < *armed) arm(t.at);
+  }
+
+  void arm(SteadyClock::time_point at) {
+    armed = at;
+    timer.expires_at(at);
+    timer.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      armed.reset();
+      fire_due();
+    });
+  }
+
+  void fire_due() {
+    auto now = SteadyClock::now();
+    while (!timers.empty() && timers.top().at <= now) {
+      Timer t = timers.top();
+      timers.pop();
+      auto it = by_id.find(t.id);
+      if (it == by_id.end() || it->second->generation != t.generation) continue;
+      if (t.kind == TimerKind::ack_timeout) on_ack_timeout(*it->second);
+      else on_retry(*it->second);
+    }
+    if (!timers.empty()) arm(timers.top().at);
+  }
+
+  // Sends attempt `attempt` of an ACK-mode entry, or the plain payload otherwise.
+  void deliver(Entry& e, const EndpointPtr& to, int attempt) {
+    const Queue& q = *e.queue;
+    if (!q.policy.ack) {
+      sink.deliver(to, q.key, e.row.payload, e.row.attachments);
+      return;
+    }
+    if (e.socket != to->socket_id()) {
+      unlink_socket(e);
+      e.socket = to->socket_id();
+      by_socket[e.socket].insert(&e);
+    }
+    if (attempt > 1) ++counters.redelivered;
+    e.phase = Phase::in_flight;
+    e.attempt = attempt;
+    schedule(e, TimerKind::ack_timeout, q.policy.ack_timeout_ms);
+    sink.deliver(to, q.key, with_ack_fields(e.row.payload, e.row.id, attempt), e.row.attachments);
+  }
+
+  // A copy without ACK mode is delivered at most once: sent, then deleted (§5.4).
+  void deliver_and_delete(Entry& e, const EndpointPtr& to, std::vector<store::Op>& ops) {
+    sink.deliver(to, e.queue->key, e.row.payload, e.row.attachments);
+    ops.push_back(delete_row(e.row.seq));
+    remove(e);
+  }
+
+  void on_ack_timeout(Entry& e) {
+    if (e.phase != Phase::in_flight) return;
+    ++counters.ack_timeouts;
+    const DeliveryPolicy& p = e.queue->policy;
+    if (e.attempt >= p.max_attempts) {
+      dead_letter(e, "ack timeout after " + std::to_string(e.attempt) + " attempt(s)");
+      return;
+    }
+    e.phase = Phase::backoff;
+    schedule(e, TimerKind::retry, retry_delay_ms(p, e.attempt));
+  }
+
+  void on_retry(Entry& e) {
+    if (e.phase != Phase::backoff) return;
+    // Only a consumer online now gets the retry; otherwise the row waits for its replay (§5.2).
+    if (EndpointPtr to = endpoint_of(*e.queue)) {
+      deliver(e, to, e.attempt + 1);
+    } else {
+      e.phase = Phase::stored;
+      ++e.generation;
+      unlink_socket(e);
+    }
+  }
+
+  void dead_letter(Entry& e, std::string reason) {
+    store::DeadRow d{e.row, std::move(reason), unix_ms()};
+    std::vector<store::Op> ops{delete_row(d.row.seq),
+                               store::Op{store::Op::Kind::put_dead, d.row.seq, {}, store::encode_dead_row(d)}};
+    spdlog::info("dead-lettered {} for {} in realm {}: {}", d.row.id, d.row.consumer, d.row.realm, d.reason);
+    dead_by_id[d.row.id] = d.row.seq;
+    dead.emplace(d.row.seq, std::move(d));
+    ++counters.dead_lettered;
+    remove(e);
+    submit(std::move(ops));
+  }
+
+  // Purges rows whose time has passed: every second, and before a replay.
+  void purge_expired() {
+    int64_t now = unix_ms();
+    std::vector<store::Op> ops;
+    while (!expiries.empty() && expiries.top().first <= now) {
+      auto [at, id] = expiries.top();
+      expiries.pop();
+      auto it = by_id.find(id);
+      if (it == by_id.end() || it->second->row.expires_ms != at || !it->second->committed) continue;
+      ops.push_back(delete_row(it->second->row.seq));
+      ++counters.expired;
+      remove(*it->second);
+    }
+    submit(std::move(ops));
+  }
+
+  void schedule_expiry_sweep() {
+    expiry_timer.expires_after(options.expiry_interval);
+    expiry_timer.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      purge_expired();
+      schedule_expiry_sweep();
+    });
+  }
+
+  void enqueue(const std::shared_ptr<const StoredMessage>& message, std::vector<QueueCopy>& copies, Confirm done) {
+    int64_t now = unix_ms();
+    std::vector<store::Op> ops;
+    std::vector<std::string> ids;
+    for (const QueueCopy& copy : copies) {
+      if (options.max_queued_per_realm && realm_counts[copy.realm] >= options.max_queued_per_realm) {
+        if (counters.dropped_over_cap++ % 1000 == 0)
+          spdlog::warn("realm {}: max_queued_per_realm ({}) reached; copy for {} dropped ({} so far)", copy.realm,
+                       options.max_queued_per_realm, copy.consumer_id, counters.dropped_over_cap);
+        continue;
+      }
+      Queue& q = queue_for(copy);
+      store::Row row;
+      row.seq = next_seq++;
+      row.id = new_id();
+      row.realm = copy.realm;
+      row.event = copy.key;
+      row.consumer = copy.consumer_id;
+      row.producer = message->producer;
+      row.payload = message->payload;
+      row.attachments = message->attachments;
+      row.created_ms = now;
+      row.expires_ms = message->ttl_ms ? std::max<int64_t>(1, now + *message->ttl_ms) : 0;
+      ops.push_back(put_row(row));
+      ids.push_back(row.id);
+      add(q, std::move(row), false);
+      ++counters.enqueued;
+    }
+    if (ids.empty()) {
+      if (done) done(0, Ok{});
+      return;
+    }
+    submit(std::move(ops), [this, ids = std::move(ids), done = std::move(done)](const Status& status) {
+      committed(ids, status, done);
+    });
+  }
+
+  void committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done) {
+    size_t stored = 0;
+    std::vector<store::Op> ops;
+    for (const auto& id : ids) {
+      auto it = by_id.find(id);
+      if (it == by_id.end()) {
+        if (status) ++stored;  // already acked or expired: it was stored all the same
+        continue;
+      }
+      Entry& e = *it->second;
+      if (!status) {
+        remove(e);  // never reached the store: nobody may count on it
+        continue;
+      }
+      e.committed = true;
+      ++stored;
+      if (e.phase != Phase::stored) continue;
+      EndpointPtr to = endpoint_of(*e.queue);
+      if (!to) continue;
+      if (e.queue->policy.ack) deliver(e, to, 1);
+      else deliver_and_delete(e, to, ops);
+    }
+    submit(std::move(ops));
+    if (done) done(status ? stored : 0, status);
+  }
+
+  void replay(const QueueCopy& copy, const EndpointPtr& to) {
+    auto it = queues.find(queue_id(copy.realm, copy.key, copy.consumer_id));
+    if (it == queues.end()) return;
+    Queue& q = it->second;
+    q.consumer = copy.consumer;
+    q.policy = copy.policy;
+    purge_expired();
+    std::vector<store::Op> ops;
+    std::vector<Entry*> rows;
+    for (auto& [seq, e] : q.entries) {
+      if (e.committed) rows.push_back(&e);
+    }
+    for (Entry* e : rows) {
+      if (q.policy.ack) deliver(*e, to, 1);
+      else deliver_and_delete(*e, to, ops);
+    }
+    submit(std::move(ops));
+  }
+
+  void ack(const std::string& realm, const std::string& socket, const std::string& id, const AckReply& reply) {
+    auto it = by_id.find(id);
+    if (it == by_id.end() || it->second->queue->realm != realm) return reply(404, "Pending ACK not found");
+    Entry& e = *it->second;
+    // The socket the copy went to may ACK it, and so may the queue's consumer wherever it is now
+    // (after a reconnect, or during a retry delay: §0 row 11).
+    if (e.socket != socket) {
+      EndpointPtr now = endpoint_of(*e.queue);
+      if (!now || now->socket_id() != socket) return reply(403, "ACK does not belong to this socket");
+    }
+    ++counters.acked;
+    std::vector<store::Op> ops{delete_row(e.row.seq)};
+    remove(e);
+    submit(std::move(ops), [reply](const Status& status) {
+      if (status) reply(200, "");
+      else reply(500, status.error().message);
+    });
+  }
+
+  void socket_closed(const std::string& socket) {
+    auto it = by_socket.find(socket);
+    if (it == by_socket.end()) return;
+    for (Entry* e : it->second) {
+      e->phase = Phase::stored;
+      ++e->generation;
+      e->socket.clear();
+    }
+    by_socket.erase(it);
+  }
+
+  void save_subscription(const std::string& realm, const SubscribeSpec& spec) {
+    std::string id = store::subscription_id(realm, subscription_key(spec.producer, spec.event), spec.consumer);
+    std::string json = encode_spec(spec);
+    auto& stored = stored_specs[id];
+    if (stored == json) return;  // a client re-subscribing on every reconnect writes nothing
+    stored = json;
+    store::SubscriptionRecord rec{realm, subscription_key(spec.producer, spec.event), spec.consumer, json};
+    submit({store::Op{store::Op::Kind::put_subscription, 0, id, store::encode_subscription(rec)}});
+  }
+
+  void remove_subscription(const std::string& realm, const SubscribeSpec& spec, bool drop_queue) {
+    const std::string key = subscription_key(spec.producer, spec.event);
+    std::vector<store::Op> ops;
+    std::string id = store::subscription_id(realm, key, spec.consumer);
+    if (stored_specs.erase(id)) ops.push_back(store::Op{store::Op::Kind::delete_subscription, 0, id, {}});
+    if (drop_queue) {
+      auto it = queues.find(queue_id(realm, key, spec.consumer_id));
+      if (it != queues.end()) {
+        std::vector<Entry*> all;
+        for (auto& [seq, e] : it->second.entries) all.push_back(&e);
+        for (Entry* e : all) {
+          ops.push_back(delete_row(e->row.seq));
+          remove(*e);
+        }
+        queues.erase(it);
+      }
+    }
+    submit(std::move(ops));
+  }
+
+  void dlq_replay(const std::string& msg_id, const std::function<void(const Result<std::string>&)>& done) {
+    auto d = dead_by_id.find(msg_id);
+    if (d == dead_by_id.end()) return done(make_error("DLQ entry not found", 404));
+    store::DeadRow dead_row = std::move(dead.at(d->second));
+    dead.erase(d->second);
+    dead_by_id.erase(d);
+    QueueCopy where{dead_row.row.realm, dead_row.row.event, dead_row.row.consumer, {}, {}};
+    Queue& q = queue_for(where);
+    store::Row row = std::move(dead_row.row);
+    uint64_t old_seq = row.seq;
+    row.seq = next_seq++;
+    row.id = new_id();
+    row.created_ms = unix_ms();
+    row.expires_ms = options.default_ttl_ms ? std::max<int64_t>(1, row.created_ms + *options.default_ttl_ms) : 0;
+    std::vector<store::Op> ops{store::Op{store::Op::Kind::delete_dead, old_seq, {}, {}}, put_row(row)};
+    std::string id = row.id;
+    add(q, std::move(row), false);
+    submit(std::move(ops), [this, id, done](const Status& status) {
+      committed({id}, status, {});
+      if (!status) return done(status.error());
+      done(id);
+      // A full replay of the queue for an online consumer, as the reference does.
+      auto it = by_id.find(id);
+      if (it == by_id.end()) return;
+      Queue& queue = *it->second->queue;
+      if (EndpointPtr to = endpoint_of(queue))
+        replay(QueueCopy{queue.realm, queue.key, queue.consumer_id, queue.consumer, queue.policy}, to);
+    });
+  }
+
+  void post(std::function<void()> f) { boost::asio::post(io, std::move(f)); }
+};
+
+DurableQueues::DurableQueues(Broker& broker, store::Writer& writer, DeliverySink& sink, QueueOptions options)
+    : state_(std::make_unique<State>(broker, writer, sink, options)) {}
+
+DurableQueues::~DurableQueues() { stop(); }
+
+std::vector<std::pair<std::string, SubscribeSpec>> DurableQueues::load(store::Backend::Contents contents) {
+  State& s = *state_;
+  std::vector<std::pair<std::string, SubscribeSpec>> out;
+  for (auto& rec : contents.subscriptions) {
+    auto spec = decode_spec(rec.spec);
+    if (!spec) throw store::StoreError("a stored subscription cannot be read: realm " + rec.realm + ", key " + rec.key);
+    s.stored_specs[store::subscription_id(rec.realm, rec.key, rec.consumer)] = rec.spec;
+    QueueCopy q{rec.realm, rec.key, spec->consumer_id, spec->consumer, spec->policy};
+    s.queue_for(q);
+    out.emplace_back(rec.realm, std::move(*spec));
+  }
+  int64_t now = unix_ms();
+  std::vector<store::Op> purge;
+  for (auto& row : contents.rows) {
+    s.next_seq = std::max(s.next_seq, row.seq + 1);
+    if (row.expires_ms && row.expires_ms <= now) {
+      purge.push_back(delete_row(row.seq));
+      ++s.counters.expired;
+      continue;
+    }
+    State::Queue& q = s.queue_for(QueueCopy{row.realm, row.event, row.consumer, {}, {}});
+    s.add(q, std::move(row), true);
+  }
+  for (auto& d : contents.dead) {
+    s.next_seq = std::max(s.next_seq, d.row.seq + 1);
+    s.dead_by_id[d.row.id] = d.row.seq;
+    s.dead.emplace(d.row.seq, std::move(d));
+  }
+  s.submit(std::move(purge));
+  spdlog::info("store: {} queued messages in {} queues, {} dead-lettered, {} durable subscriptions", s.by_id.size(),
+               s.queues.size(), s.dead.size(), out.size());
+  return out;
+}
+
+void DurableQueues::start() {
+  State& s = *state_;
+  s.work.emplace(s.io.get_executor());
+  s.schedule_expiry_sweep();
+  s.thread = std::thread([&s] { s.io.run(); });
+}
+
+void DurableQueues::stop() {
+  State& s = *state_;
+  if (!s.thread.joinable()) return;
+  s.post([&s] {
+    s.timer.cancel();
+    s.expiry_timer.cancel();
+    s.work.reset();
+    s.io.stop();
+  });
+  s.thread.join();
+}
+
+void DurableQueues::enqueue(std::shared_ptr<const StoredMessage> message, std::vector<QueueCopy> copies, Confirm done) {
+  state_->post([s = state_.get(), message = std::move(message), copies = std::move(copies),
+                done = std::move(done)]() mutable { s->enqueue(message, copies, std::move(done)); });
+}
+
+void DurableQueues::replay(QueueCopy queue, EndpointPtr endpoint) {
+  state_->post([s = state_.get(), queue = std::move(queue), endpoint = std::move(endpoint)] { s->replay(queue, endpoint); });
+}
+
+void DurableQueues::ack(std::string realm, std::string socket_id, std::string msg_id, AckReply reply) {
+  state_->post([s = state_.get(), realm = std::move(realm), socket_id = std::move(socket_id), msg_id = std::move(msg_id),
+                reply = std::move(reply)] { s->ack(realm, socket_id, msg_id, reply); });
+}
+
+void DurableQueues::socket_closed(std::string socket_id) {
+  state_->post([s = state_.get(), socket_id = std::move(socket_id)] { s->socket_closed(socket_id); });
+}
+
+void DurableQueues::save_subscription(std::string realm, SubscribeSpec spec) {
+  state_->post([s = state_.get(), realm = std::move(realm), spec = std::move(spec)] { s->save_subscription(realm, spec); });
+}
+
+void DurableQueues::remove_subscription(std::string realm, SubscribeSpec spec, bool drop_queue) {
+  state_->post([s = state_.get(), realm = std::move(realm), spec = std::move(spec), drop_queue] {
+    s->remove_subscription(realm, spec, drop_queue);
+  });
+}
+
+void DurableQueues::dlq_list(std::optional<std::string> realm, std::function<void(std::vector<store::DeadRow>)> done) {
+  state_->post([s = state_.get(), realm = std::move(realm), done = std::move(done)] {
+    std::vector<store::DeadRow> out;
+    for (const auto& [seq, d] : s->dead) {
+      if (!realm || d.row.realm == *realm) out.push_back(d);
+    }
+    done(std::move(out));
+  });
+}
+
+void DurableQueues::dlq_discard(std::string msg_id, std::function<void(const Status&)> done) {
+  state_->post([s = state_.get(), msg_id = std::move(msg_id), done = std::move(done)] {
+    auto d = s->dead_by_id.find(msg_id);
+    if (d == s->dead_by_id.end()) return done(make_error("DLQ entry not found", 404));
+    uint64_t seq = d->second;
+    s->dead.erase(seq);
+    s->dead_by_id.erase(d);
+    s->submit({store::Op{store::Op::Kind::delete_dead, seq, {}, {}}}, done);
+  });
+}
+
+void DurableQueues::dlq_replay(std::string msg_id, std::function<void(const Result<std::string>&)> done) {
+  state_->post([s = state_.get(), msg_id = std::move(msg_id), done = std::move(done)] { s->dlq_replay(msg_id, done); });
+}
+
+void DurableQueues::stats(std::function<void(const QueueStats&)> done) {
+  state_->post([s = state_.get(), done = std::move(done)] {
+    QueueStats out = s->counters;
+    out.queued = s->by_id.size();
+    out.dead = s->dead.size();
+    for (const auto& [socket, entries] : s->by_socket) {
+      for (const auto* e : entries) out.in_flight += e->phase == State::Phase::in_flight;
+    }
+    done(out);
+  });
+}
+
+}  // namespace siomq::broker

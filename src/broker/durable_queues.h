@@ -1,0 +1,124 @@
+// Durable queues (protocol §5): for every queue (realm, subscription key, consumer id) an ordered log
+// of stored copies, the pending set with ACK deadlines, redelivery with backoff, TTL expiry and the
+// dead-letter queue. One thread owns all of it: callers post requests, answers come back through
+// callbacks run on that thread, so a queue's deliveries leave in one order. Every change goes through
+// the store writer, and nothing is promised to anyone — a producer's confirm, an ACK_OK, the delivery
+// of a stored copy — before the change is written (and synced, per the writer's mode).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "broker/realm.h"
+#include "store/store.h"
+#include "wire/result.h"
+
+namespace siomq::store {
+class Writer;
+}
+
+namespace siomq::broker {
+
+class Broker;
+
+// Where stored copies go out: the surface sends `payload` as CONSUME-<key> to the connection.
+class DeliverySink {
+ public:
+  virtual ~DeliverySink() = default;
+  virtual void deliver(const EndpointPtr& to, const std::string& key, const std::string& payload,
+                       const std::vector<std::string>& attachments) = 0;
+};
+
+struct QueueOptions {
+  std::optional<int64_t> default_ttl_ms = 86400 * 1000LL;  // storage default_ttl; nullopt: never expires
+  size_t max_queued_per_realm = 0;                          // 0: unlimited
+  std::chrono::milliseconds expiry_interval{1000};          // how often expired rows are purged
+};
+
+// A produced message, shared by the copies stored for it.
+struct StoredMessage {
+  std::string payload;  // the delivery object {event, message, from, …}
+  std::vector<std::string> attachments;
+  std::string producer;
+  std::optional<int64_t> ttl_ms;  // nullopt: never expires
+};
+
+// One copy to store: the queue it goes to and how that queue delivers.
+struct QueueCopy {
+  std::string realm;
+  std::string key;
+  std::string consumer_id;
+  std::string consumer;  // the consumer name, to find its connection
+  DeliveryPolicy policy;
+};
+
+struct QueueStats {
+  uint64_t queued = 0;     // rows stored now
+  uint64_t in_flight = 0;  // delivered, waiting for an ACK
+  uint64_t dead = 0;       // rows in the DLQ
+  uint64_t enqueued = 0, acked = 0, redelivered = 0, ack_timeouts = 0, dead_lettered = 0, expired = 0,
+           dropped_over_cap = 0, store_failures = 0;
+};
+
+class DurableQueues {
+ public:
+  DurableQueues(Broker& broker, store::Writer& writer, DeliverySink& sink, QueueOptions options);
+  ~DurableQueues();
+  DurableQueues(const DurableQueues&) = delete;
+  DurableQueues& operator=(const DurableQueues&) = delete;
+
+  // Rebuilds the queues from the backend's contents (expired rows are purged) and returns the
+  // durable subscriptions, realm first, for the realms to restore. Before start() only.
+  std::vector<std::pair<std::string, SubscribeSpec>> load(store::Backend::Contents contents);
+  void start();
+  // Stops the thread; callbacks not yet run are dropped. The writer is stopped (drained) after this.
+  void stop();
+
+  // Stores `copies` of `message`. `done(stored, status)` once they are written: `stored` copies were
+  // kept (the rest went over the realm's cap). Then each ACK-mode copy whose consumer is online is
+  // delivered, and so is any copy whose consumer came online in the meantime.
+  using Confirm = std::function<void(size_t stored, const Status& status)>;
+  void enqueue(std::shared_ptr<const StoredMessage> message, std::vector<QueueCopy> copies, Confirm done);
+
+  // SUBSCRIBE's replay (§5.4) of one queue to `endpoint`, in order: in ACK mode each row goes out as
+  // attempt 1 with a fresh ACK timer; without ACK each row is sent and deleted.
+  void replay(QueueCopy queue, EndpointPtr endpoint);
+
+  // ACK (§3.7, §0 row 11) from `socket_id` in `realm`. `reply(code, message)`: 200 after the row's
+  // deletion is written, 404 unknown, 403 someone else's, 500 store error.
+  using AckReply = std::function<void(int code, const std::string& message)>;
+  void ack(std::string realm, std::string socket_id, std::string msg_id, AckReply reply);
+
+  // The connection went away: its ACK timers and retries stop; the rows wait for replay (§4.7).
+  void socket_closed(std::string socket_id);
+
+  // Durable subscriptions are stored so that they survive restarts (§0 row 6). `remove_subscription`
+  // forgets the stored spec and, with `drop_queue`, deletes the queue's rows (§0 row 4).
+  void save_subscription(std::string realm, SubscribeSpec spec);
+  void remove_subscription(std::string realm, SubscribeSpec spec, bool drop_queue);
+
+  // The DLQ (§5.6), behind the management commands. dlq_list: oldest first, every realm when nullopt.
+  void dlq_list(std::optional<std::string> realm, std::function<void(std::vector<store::DeadRow>)> done);
+  // 404 when there is no such entry.
+  void dlq_discard(std::string msg_id, std::function<void(const Status&)> done);
+  // Stores the message again under a new id with the default TTL and drops the DLQ entry; if the
+  // consumer is online, its queue is replayed. `done` gets the new id.
+  void dlq_replay(std::string msg_id, std::function<void(const Result<std::string>&)> done);
+
+  void stats(std::function<void(const QueueStats&)> done);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The §5.2 retry delay after attempt n (n ≥ 1).
+int64_t retry_delay_ms(const DeliveryPolicy& policy, int attempt);
+
+}  // namespace siomq::broker

@@ -1,0 +1,409 @@
+// The durable queues driven directly, with a real store writer: ordering, ACK ownership, retries and
+// the dead-letter path, TTL, the realm cap, and the DLQ functions behind the management commands.
+#include "broker/durable_queues.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "broker/broker.h"
+#include "store/writer.h"
+
+namespace siomq::broker {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FakeEndpoint : public Endpoint {
+ public:
+  explicit FakeEndpoint(std::string id) : id_(std::move(id)) {}
+  const std::string& socket_id() const override { return id_; }
+
+ private:
+  std::string id_;
+};
+
+struct Sent {
+  std::string socket, key, payload;
+};
+
+// Records what the queues send, for the test thread to wait on.
+class RecordingSink : public DeliverySink {
+ public:
+  void deliver(const EndpointPtr& to, const std::string& key, const std::string& payload,
+               const std::vector<std::string>&) override {
+    std::lock_guard lock(mu_);
+    sent_.push_back({to->socket_id(), key, payload});
+    cv_.notify_all();
+  }
+  // Waits until `n` deliveries were made in all; returns them.
+  std::vector<Sent> wait_for(size_t n, std::chrono::milliseconds timeout = 3s) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return sent_.size() >= n; });
+    return sent_;
+  }
+  size_t count() {
+    std::lock_guard lock(mu_);
+    return sent_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Sent> sent_;
+};
+
+// The msgId of a delivery payload.
+std::string msg_id(const std::string& payload) {
+  auto at = payload.find("\"msgId\":\"");
+  if (at == std::string::npos) return {};
+  at += 9;
+  return payload.substr(at, payload.find('"', at) - at);
+}
+
+SubscribeSpec spec(const std::string& consumer, DeliveryPolicy policy, bool durable = true) {
+  SubscribeSpec s;
+  s.producer = "p";
+  s.event = "e";
+  s.consumer = consumer;
+  s.id = consumer;
+  s.consumer_id = consumer;
+  s.durable = durable;
+  s.policy = policy;
+  return s;
+}
+
+DeliveryPolicy ack_policy(int64_t timeout_ms = 30000, int attempts = 3, int64_t delay_ms = 5000, bool exp = false) {
+  return DeliveryPolicy{true, timeout_ms, attempts, delay_ms, exp};
+}
+
+class DurableQueuesTest : public ::testing::Test {
+ protected:
+  void SetUp() override { start(store::open_memory()); }
+  void TearDown() override { shutdown(); }
+
+  void start(std::unique_ptr<store::Backend> backend, QueueOptions options = {}) {
+    backend_ = std::move(backend);
+    writer_ = std::make_unique<store::Writer>(*backend_, store::SyncMode::batch, 500us);
+    queues_ = std::make_unique<DurableQueues>(broker_, *writer_, sink_, options);
+    restored_ = queues_->load(backend_->load());
+    queues_->start();
+  }
+  void shutdown() {
+    if (!queues_) return;
+    queues_->stop();
+    writer_->stop();
+    queues_.reset();
+    writer_.reset();
+    backend_.reset();
+  }
+
+  // A consumer online in realm "default" under its own name.
+  EndpointPtr online(const std::string& consumer, const std::string& socket) {
+    auto e = std::make_shared<FakeEndpoint>(socket);
+    broker_.with_realm("default", [&](Realm& r) { return r.register_consumer(consumer, consumer, e); });
+    return e;
+  }
+  void offline(const EndpointPtr& e) {
+    broker_.with_realm("default", [&](Realm& r) { return r.disconnect(e); });
+    queues_->socket_closed(e->socket_id());
+  }
+
+  QueueCopy copy(const std::string& consumer, DeliveryPolicy policy) {
+    return QueueCopy{"default", "p-e", consumer, consumer, policy};
+  }
+
+  size_t enqueue(const std::string& payload, std::vector<QueueCopy> copies, std::optional<int64_t> ttl_ms = std::nullopt) {
+    auto m = std::make_shared<StoredMessage>();
+    m->payload = payload;
+    m->producer = "p";
+    m->ttl_ms = ttl_ms;
+    std::promise<size_t> stored;
+    queues_->enqueue(m, std::move(copies), [&](size_t n, const Status& st) {
+      EXPECT_TRUE(st.ok());
+      stored.set_value(n);
+    });
+    return stored.get_future().get();
+  }
+
+  std::pair<int, std::string> ack(const std::string& socket, const std::string& id, const std::string& realm = "default") {
+    std::promise<std::pair<int, std::string>> out;
+    queues_->ack(realm, socket, id, [&](int code, const std::string& m) { out.set_value({code, m}); });
+    return out.get_future().get();
+  }
+
+  QueueStats stats() {
+    std::promise<QueueStats> out;
+    queues_->stats([&](const QueueStats& s) { out.set_value(s); });
+    return out.get_future().get();
+  }
+
+  std::vector<store::DeadRow> dlq(std::optional<std::string> realm = std::nullopt) {
+    std::promise<std::vector<store::DeadRow>> out;
+    queues_->dlq_list(std::move(realm), [&](std::vector<store::DeadRow> rows) { out.set_value(std::move(rows)); });
+    return out.get_future().get();
+  }
+
+  Broker broker_;
+  RecordingSink sink_;
+  std::unique_ptr<store::Backend> backend_;
+  std::unique_ptr<store::Writer> writer_;
+  std::unique_ptr<DurableQueues> queues_;
+  std::vector<std::pair<std::string, SubscribeSpec>> restored_;
+};
+
+TEST(RetryDelay, FixedOrExponentialAsSection52Says) {
+  DeliveryPolicy p = ack_policy(300, 3, 100, false);
+  EXPECT_EQ(retry_delay_ms(p, 1), 100);
+  EXPECT_EQ(retry_delay_ms(p, 4), 100);
+  p.exponential = true;
+  EXPECT_EQ(retry_delay_ms(p, 1), 100);
+  EXPECT_EQ(retry_delay_ms(p, 2), 200);
+  EXPECT_EQ(retry_delay_ms(p, 3), 400);
+  EXPECT_EQ(retry_delay_ms(p, 200), 86400 * 1000);  // saturates instead of overflowing
+}
+
+TEST_F(DurableQueuesTest, StoredWhileOfflineThenReplayedInOrderAsAttemptOne) {
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(enqueue("{\"i\":" + std::to_string(i) + "}", {copy("c", ack_policy())}), 1u);
+  EXPECT_EQ(sink_.count(), 0u);  // nobody online
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", ack_policy()), c);
+  auto sent = sink_.wait_for(50);
+  ASSERT_EQ(sent.size(), 50u);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(sent[i].key, "p-e");
+    EXPECT_EQ(sent[i].payload.substr(0, 6 + std::to_string(i).size()), "{\"i\":" + std::to_string(i) + ",");
+    EXPECT_NE(sent[i].payload.find("\"delivery_attempt\":1}"), std::string::npos);
+    EXPECT_EQ(msg_id(sent[i].payload).rfind("msg-", 0), 0u);
+  }
+  EXPECT_EQ(stats().queued, 50u);
+  EXPECT_EQ(stats().in_flight, 50u);
+}
+
+TEST_F(DurableQueuesTest, OnlineAckModeCopyIsDeliveredAfterItIsWritten) {
+  auto c = online("c", "s1");
+  EXPECT_EQ(enqueue("{\"a\":1}", {copy("c", ack_policy())}), 1u);
+  auto sent = sink_.wait_for(1);
+  ASSERT_EQ(sent.size(), 1u);
+  std::string id = msg_id(sent[0].payload);
+  EXPECT_EQ(sent[0].payload, "{\"a\":1,\"msgId\":\"" + id + "\",\"msg_id\":\"" + id + "\",\"delivery_attempt\":1}");
+  EXPECT_EQ(ack("s1", id).first, 200);
+  EXPECT_EQ(ack("s1", id).first, 404);  // a duplicate ACK
+  EXPECT_EQ(stats().queued, 0u);
+  EXPECT_EQ(stats().acked, 1u);
+}
+
+TEST_F(DurableQueuesTest, AckOwnership) {
+  auto c = online("c", "s1");
+  enqueue("{}", {copy("c", ack_policy())});
+  std::string id = msg_id(sink_.wait_for(1).at(0).payload);
+  EXPECT_EQ(ack("intruder", id), std::make_pair(403, std::string("ACK does not belong to this socket")));
+  EXPECT_EQ(ack("s1", id, "other-realm").first, 404);  // nothing leaks across realms
+  EXPECT_EQ(ack("s1", "msg-unknown"), std::make_pair(404, std::string("Pending ACK not found")));
+  // After a reconnect the consumer's new socket may ACK what the old one had (§0 row 11).
+  offline(c);
+  auto again = online("c", "s2");
+  EXPECT_EQ(ack("s2", id).first, 200);
+}
+
+TEST_F(DurableQueuesTest, TimeoutsRetryWithBackoffThenDeadLetter) {
+  auto c = online("c", "s1");
+  auto t0 = std::chrono::steady_clock::now();
+  enqueue("{}", {copy("c", ack_policy(300, 3, 100, true))});
+  auto sent = sink_.wait_for(3, 3s);
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_NE(sent[1].payload.find("\"delivery_attempt\":2}"), std::string::npos);
+  EXPECT_NE(sent[2].payload.find("\"delivery_attempt\":3}"), std::string::npos);
+  // Attempts at t0, t0+400, t0+900; dead-lettered at t0+1200.
+  for (int i = 0; i < 50 && dlq().empty(); ++i) std::this_thread::sleep_for(50ms);
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(elapsed, 1150ms);
+  EXPECT_LE(elapsed, 2500ms);
+  auto dead = dlq();
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].reason, "ack timeout after 3 attempt(s)");
+  EXPECT_EQ(dead[0].row.consumer, "c");
+  EXPECT_GT(dead[0].dead_lettered_ms, 0);
+  EXPECT_EQ(stats().queued, 0u);
+  EXPECT_EQ(stats().ack_timeouts, 3u);
+  // Nothing more is sent, and a replay has nothing left.
+  queues_->replay(copy("c", ack_policy(300, 3, 100, true)), c);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(sink_.count(), 3u);
+}
+
+TEST_F(DurableQueuesTest, AckDuringRetryDelaySucceeds) {
+  auto c = online("c", "s1");
+  enqueue("{}", {copy("c", ack_policy(100, 3, 2000))});
+  std::string id = msg_id(sink_.wait_for(1).at(0).payload);
+  std::this_thread::sleep_for(300ms);  // timed out, waiting 2 s for the retry
+  EXPECT_EQ(ack("s1", id).first, 200);
+  EXPECT_EQ(stats().queued, 0u);
+}
+
+TEST_F(DurableQueuesTest, NoRetryWhileOfflineAndNoTimeoutCounting) {
+  auto c = online("c", "s1");
+  enqueue("{}", {copy("c", ack_policy(200, 1, 100))});
+  sink_.wait_for(1);
+  offline(c);  // the timer is cancelled: one attempt would otherwise dead-letter it
+  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(dlq().empty());
+  EXPECT_EQ(stats().queued, 1u);
+  auto c2 = online("c", "s2");
+  queues_->replay(copy("c", ack_policy(200, 1, 100)), c2);
+  auto sent = sink_.wait_for(2);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].socket, "s2");
+}
+
+TEST_F(DurableQueuesTest, WithoutAckModeReplayDeliversOnceAndDeletes) {
+  DeliveryPolicy plain;
+  enqueue("{\"x\":1}", {copy("c", plain)});
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", plain), c);
+  auto sent = sink_.wait_for(1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].payload, "{\"x\":1}");  // no msgId without ACK mode
+  queues_->replay(copy("c", plain), c);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(sink_.count(), 1u);
+  EXPECT_EQ(stats().queued, 0u);
+}
+
+TEST_F(DurableQueuesTest, ExpiredRowsArePurgedAndNeverReplayed) {
+  enqueue("{\"old\":1}", {copy("c", ack_policy())}, 50);
+  enqueue("{\"new\":1}", {copy("c", ack_policy())}, std::nullopt);
+  std::this_thread::sleep_for(100ms);
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", ack_policy()), c);
+  auto sent = sink_.wait_for(1);
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(sink_.count(), 1u);
+  EXPECT_EQ(sent[0].payload.rfind("{\"new\":1,", 0), 0u);
+  EXPECT_EQ(stats().expired, 1u);
+}
+
+TEST_F(DurableQueuesTest, RealmCapDropsWhatIsOver) {
+  shutdown();
+  QueueOptions options;
+  options.max_queued_per_realm = 3;
+  start(store::open_memory(), options);
+  EXPECT_EQ(enqueue("{}", {copy("a", ack_policy()), copy("b", ack_policy())}), 2u);
+  EXPECT_EQ(enqueue("{}", {copy("a", ack_policy()), copy("b", ack_policy())}), 1u);
+  EXPECT_EQ(stats().dropped_over_cap, 1u);
+  EXPECT_EQ(stats().queued, 3u);
+  // Another realm has its own count.
+  EXPECT_EQ(enqueue("{}", {QueueCopy{"other", "p-e", "a", "a", ack_policy()}}), 1u);
+}
+
+TEST_F(DurableQueuesTest, DeadLetterListDiscardReplay) {
+  auto c = online("c", "s1");
+  enqueue("{\"n\":1}", {copy("c", ack_policy(50, 1, 10))});
+  enqueue("{\"n\":2}", {copy("c", ack_policy(50, 1, 10))});
+  enqueue("{\"n\":3}", {QueueCopy{"r2", "p-e", "c", "c", ack_policy(50, 1, 10)}});
+  for (int i = 0; i < 60 && dlq().size() < 2; ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_EQ(dlq("default").size(), 2u);
+  EXPECT_EQ(dlq("r2").size(), 0u);  // r2's consumer was never online: stored, not dead
+  auto dead = dlq();
+  EXPECT_EQ(dead[0].row.payload, "{\"n\":1}");  // oldest first
+
+  std::promise<Status> discarded;
+  queues_->dlq_discard(dead[0].row.id, [&](const Status& s) { discarded.set_value(s); });
+  EXPECT_TRUE(discarded.get_future().get().ok());
+  std::promise<Status> again;
+  queues_->dlq_discard(dead[0].row.id, [&](const Status& s) { again.set_value(s); });
+  EXPECT_EQ(again.get_future().get().error().code, 404);
+
+  size_t before = sink_.count();
+  std::promise<Result<std::string>> replayed;
+  queues_->dlq_replay(dead[1].row.id, [&](const Result<std::string>& r) { replayed.set_value(r); });
+  auto r = replayed.get_future().get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(*r, dead[1].row.id);  // a new id
+  EXPECT_TRUE(dlq("default").empty());
+  // The consumer is online: its queue is replayed with the new row.
+  auto sent = sink_.wait_for(before + 1);
+  EXPECT_EQ(msg_id(sent.back().payload), *r);
+  EXPECT_EQ(ack("s1", *r).first, 200);
+  std::promise<Result<std::string>> missing;
+  queues_->dlq_replay("msg-nope", [&](const Result<std::string>& x) { missing.set_value(x); });
+  EXPECT_EQ(missing.get_future().get().error().code, 404);
+}
+
+TEST_F(DurableQueuesTest, RemovingADurableSubscriptionDropsItsQueue) {
+  enqueue("{}", {copy("c", ack_policy())});
+  enqueue("{}", {copy("d", ack_policy())});
+  queues_->remove_subscription("default", spec("c", ack_policy()), true);
+  EXPECT_EQ(stats().queued, 1u);
+}
+
+TEST(DurableQueuesRestart, RowsSubscriptionsAndDeadLettersSurviveOnTheFileStore) {
+  auto dir = std::filesystem::temp_directory_path() / ("siomq-dq-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::string in_flight_id;
+  {
+    Broker broker;
+    RecordingSink sink;
+    auto backend = store::open_file(dir.string());
+    store::Writer writer(*backend, store::SyncMode::always, 0us);
+    DurableQueues queues(broker, writer, sink, {});
+    EXPECT_TRUE(queues.load(backend->load()).empty());
+    queues.start();
+    queues.save_subscription("default", spec("c", ack_policy(), true));
+    auto c = std::make_shared<FakeEndpoint>("s1");
+    broker.with_realm("default", [&](Realm& r) { return r.register_consumer("c", "c", c); });
+    auto m = std::make_shared<StoredMessage>();
+    m->payload = "{\"k\":1}";
+    m->producer = "p";
+    std::promise<void> done;
+    queues.enqueue(m, {QueueCopy{"default", "p-e", "c", "c", ack_policy()}}, [&](size_t, const Status&) { done.set_value(); });
+    done.get_future().get();
+    in_flight_id = msg_id(sink.wait_for(1).at(0).payload);  // delivered, never acked
+    queues.stop();
+    writer.stop();
+  }
+  Broker broker;
+  RecordingSink sink;
+  auto backend = store::open_file(dir.string());
+  store::Writer writer(*backend, store::SyncMode::always, 0us);
+  DurableQueues queues(broker, writer, sink, {});
+  auto subs = queues.load(backend->load());
+  queues.start();
+  ASSERT_EQ(subs.size(), 1u);
+  EXPECT_EQ(subs[0].first, "default");
+  EXPECT_EQ(subs[0].second.consumer, "c");
+  EXPECT_TRUE(subs[0].second.policy.ack);
+  auto c = std::make_shared<FakeEndpoint>("s9");
+  broker.with_realm("default", [&](Realm& r) { return r.register_consumer("c", "c", c); });
+  queues.replay(QueueCopy{"default", "p-e", "c", "c", ack_policy()}, c);
+  auto sent = sink.wait_for(1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(msg_id(sent[0].payload), in_flight_id);  // the same message, delivered again after the restart
+  queues.stop();
+  writer.stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SubscribeSpecCodec, RoundTripsAndRefusesPartialRecords) {
+  SubscribeSpec s = spec("c\"1", ack_policy(1234, 7, 55, true));
+  s.group = "g";
+  s.topic = true;
+  auto back = decode_spec(encode_spec(s));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->consumer, "c\"1");
+  EXPECT_EQ(back->group, std::optional<std::string>("g"));
+  EXPECT_TRUE(back->topic);
+  EXPECT_EQ(back->policy, s.policy);
+  EXPECT_FALSE(decode_spec("{\"consumer\":\"c\"}").has_value());
+  EXPECT_FALSE(decode_spec("[]").has_value());
+  std::string bad = encode_spec(s);
+  bad.replace(bad.find("\"max_attempts\":7"), 16, "\"max_attempts\":0");
+  EXPECT_FALSE(decode_spec(bad).has_value());
+}
+
+}  // namespace
+}  // namespace siomq::broker
