@@ -56,5 +56,31 @@ TEST(Settings, MissingOrBrokenFilesAreErrors) {
   EXPECT_THROW(load_settings_file("/nonexistent/settings.json"), std::runtime_error);
 }
 
+TEST(Settings, StorageBlockAsTyoMqReadsIt) {
+  auto d = settings_from_json(json::object()).storage;
+  EXPECT_EQ(d.backend, "file");
+  EXPECT_EQ(d.default_ttl_ms, 86400000);
+  EXPECT_EQ(d.max_queued_per_realm, 0u);
+  auto s = settings_from_json(json::parse(R"({"storage":"redis","storage_options":{"url":"redis://h:1","prefix":"x",
+      "default_ttl":"2h"},"max_queued_per_realm":10})")).storage;
+  EXPECT_EQ(s.backend, "redis");
+  EXPECT_EQ(s.redis_url, "redis://h:1");
+  EXPECT_EQ(s.redis_prefix, "x");
+  EXPECT_EQ(s.default_ttl_ms, 7200000);
+  EXPECT_EQ(s.max_queued_per_realm, 10u);
+  EXPECT_EQ(settings_from_json(json::parse(R"({"storage":"sqlite"})")).storage.backend, "file");
+  EXPECT_EQ(settings_from_json(json::parse(R"({"default_ttl":-1})")).storage.default_ttl_ms, std::nullopt);
+  EXPECT_EQ(settings_from_json(json::parse(R"({"default_ttl":60})")).storage.default_ttl_ms, 60000);
+  // limits.max_queued_per_realm counts unless the block is disabled.
+  EXPECT_EQ(settings_from_json(json::parse(R"({"limits":{"max_queued_per_realm":5}})")).storage.max_queued_per_realm, 5u);
+  EXPECT_EQ(settings_from_json(json::parse(R"({"limits":{"enabled":false,"max_queued_per_realm":5}})"))
+                .storage.max_queued_per_realm,
+            0u);
+  for (const char* bad : {R"({"storage":"mongo"})", R"({"storage":1})", R"({"storage_options":[]})",
+                          R"({"storage_options":{"url":5}})", R"({"default_ttl":"soon"})", R"({"default_ttl":true})",
+                          R"({"max_queued_per_realm":"many"})"})
+    EXPECT_THROW(settings_from_json(json::parse(bad)), std::runtime_error) << bad;
+}
+
 }  // namespace
 }  // namespace siomq::server
