@@ -8,8 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
-#include <queue>
 #include <random>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -74,21 +74,13 @@ struct DurableQueues::State {
     bool committed = false;
     Phase phase = Phase::stored;
     int attempt = 0;
-    uint64_t generation = 0;  // bumped whenever a scheduled timer of this entry becomes stale
-    std::string socket;       // where the current attempt went
+    std::string socket;  // where the current attempt went
+    std::optional<SteadyClock::time_point> due;  // the pending ACK deadline or retry, in `deadlines`
   };
   struct Queue {
     std::string realm, key, consumer_id, consumer;
     DeliveryPolicy policy;
     std::map<uint64_t, Entry> entries;  // by seq: the delivery order
-  };
-  enum class TimerKind { ack_timeout, retry };
-  struct Timer {
-    SteadyClock::time_point at;
-    TimerKind kind;
-    uint64_t generation;
-    std::string id;
-    bool operator>(const Timer& o) const { return at > o.at; }
   };
 
   State(Broker& b, store::Writer& w, DeliverySink& s, QueueOptions o)
@@ -113,10 +105,18 @@ struct DurableQueues::State {
   std::unordered_map<std::string, Entry*> by_id;
   std::unordered_map<std::string, std::unordered_set<Entry*>> by_socket;  // in flight or in backoff
   std::unordered_map<std::string, size_t> realm_counts;
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers;
+  // Both sets hold only live entries (a removed entry leaves them at once), so memory follows what is
+  // stored, not what went through. An entry's deadline means "ACK timeout" in flight, "retry" in backoff.
+  struct ByTime {
+    template <class T>
+    bool operator()(const std::pair<T, Entry*>& a, const std::pair<T, Entry*>& b) const {
+      if (a.first != b.first) return a.first < b.first;
+      return std::less<Entry*>{}(a.second, b.second);
+    }
+  };
+  std::set<std::pair<SteadyClock::time_point, Entry*>, ByTime> deadlines;
   std::optional<SteadyClock::time_point> armed;
-  std::priority_queue<std::pair<int64_t, std::string>, std::vector<std::pair<int64_t, std::string>>, std::greater<>>
-      expiries;
+  std::set<std::pair<int64_t, Entry*>, ByTime> expiries;  // (expires_ms, entry)
   std::map<uint64_t, store::DeadRow> dead;  // by seq: oldest first
   std::unordered_map<std::string, uint64_t> dead_by_id;
   std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> stored spec
@@ -163,7 +163,7 @@ struct DurableQueues::State {
     e.committed = committed;
     by_id[e.row.id] = &e;
     ++realm_counts[q.realm];
-    if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, e.row.id);
+    if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, &e);
     return e;
   }
 
@@ -180,6 +180,8 @@ struct DurableQueues::State {
   // Forgets an entry (the caller writes the matching store change).
   void remove(Entry& e) {
     unlink_socket(e);
+    cancel_due(e);
+    if (e.row.expires_ms) expiries.erase({e.row.expires_ms, &e});
     Queue& q = *e.queue;
     by_id.erase(e.row.id);
     if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
@@ -197,11 +199,17 @@ struct DurableQueues::State {
     });
   }
 
-  void schedule(Entry& e, TimerKind kind, int64_t after_ms) {
-    ++e.generation;
-    Timer t{SteadyClock::now() + std::chrono::milliseconds(after_ms), kind, e.generation, e.row.id};
-    timers.push(t);
-    if (!armed || t.at < *armed) arm(t.at);
+  void schedule(Entry& e, int64_t after_ms) {
+    cancel_due(e);
+    e.due = SteadyClock::now() + std::chrono::milliseconds(after_ms);
+    deadlines.emplace(*e.due, &e);
+    if (!armed || *e.due < *armed) arm(*e.due);
+  }
+
+  void cancel_due(Entry& e) {
+    if (!e.due) return;
+    deadlines.erase({*e.due, &e});
+    e.due.reset();
   }
 
   void arm(SteadyClock::time_point at) {
@@ -216,15 +224,14 @@ struct DurableQueues::State {
 
   void fire_due() {
     auto now = SteadyClock::now();
-    while (!timers.empty() && timers.top().at <= now) {
-      Timer t = timers.top();
-      timers.pop();
-      auto it = by_id.find(t.id);
-      if (it == by_id.end() || it->second->generation != t.generation) continue;
-      if (t.kind == TimerKind::ack_timeout) on_ack_timeout(*it->second);
-      else on_retry(*it->second);
+    while (!deadlines.empty() && deadlines.begin()->first <= now) {
+      Entry& e = *deadlines.begin()->second;
+      deadlines.erase(deadlines.begin());
+      e.due.reset();
+      if (e.phase == Phase::in_flight) on_ack_timeout(e);
+      else if (e.phase == Phase::backoff) on_retry(e);
     }
-    if (!timers.empty()) arm(timers.top().at);
+    if (!deadlines.empty()) arm(deadlines.begin()->first);
   }
 
   // Sends attempt `attempt` of an ACK-mode entry, or the plain payload otherwise.
@@ -242,7 +249,7 @@ struct DurableQueues::State {
     if (attempt > 1) ++counters.redelivered;
     e.phase = Phase::in_flight;
     e.attempt = attempt;
-    schedule(e, TimerKind::ack_timeout, q.policy.ack_timeout_ms);
+    schedule(e, q.policy.ack_timeout_ms);
     sink.deliver(to, q.key, with_ack_fields(e.row.payload, e.row.id, attempt), e.row.attachments);
   }
 
@@ -254,7 +261,6 @@ struct DurableQueues::State {
   }
 
   void on_ack_timeout(Entry& e) {
-    if (e.phase != Phase::in_flight) return;
     ++counters.ack_timeouts;
     const DeliveryPolicy& p = e.queue->policy;
     if (e.attempt >= p.max_attempts) {
@@ -262,17 +268,15 @@ struct DurableQueues::State {
       return;
     }
     e.phase = Phase::backoff;
-    schedule(e, TimerKind::retry, retry_delay_ms(p, e.attempt));
+    schedule(e, retry_delay_ms(p, e.attempt));
   }
 
   void on_retry(Entry& e) {
-    if (e.phase != Phase::backoff) return;
     // Only a consumer online now gets the retry; otherwise the row waits for its replay (§5.2).
     if (EndpointPtr to = endpoint_of(*e.queue)) {
       deliver(e, to, e.attempt + 1);
     } else {
       e.phase = Phase::stored;
-      ++e.generation;
       unlink_socket(e);
     }
   }
@@ -293,14 +297,15 @@ struct DurableQueues::State {
   void purge_expired() {
     int64_t now = unix_ms();
     std::vector<store::Op> ops;
-    while (!expiries.empty() && expiries.top().first <= now) {
-      auto [at, id] = expiries.top();
-      expiries.pop();
-      auto it = by_id.find(id);
-      if (it == by_id.end() || it->second->row.expires_ms != at || !it->second->committed) continue;
-      ops.push_back(delete_row(it->second->row.seq));
+    // Uncommitted rows wait for their write to finish (their commit may still deliver them).
+    std::vector<Entry*> due;
+    for (auto it = expiries.begin(); it != expiries.end() && it->first <= now; ++it) {
+      if (it->second->committed) due.push_back(it->second);
+    }
+    for (Entry* e : due) {
+      ops.push_back(delete_row(e->row.seq));
       ++counters.expired;
-      remove(*it->second);
+      remove(*e);
     }
     submit(std::move(ops));
   }
@@ -420,7 +425,7 @@ struct DurableQueues::State {
     if (it == by_socket.end()) return;
     for (Entry* e : it->second) {
       e->phase = Phase::stored;
-      ++e->generation;
+      cancel_due(*e);
       e->socket.clear();
     }
     by_socket.erase(it);
