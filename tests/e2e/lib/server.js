@@ -46,19 +46,29 @@ function writeSettings(dir, settings) {
   return file;
 }
 
+// A temporary directory removed after the test (for a data dir that several servers share in turn).
+function tempDir(t) {
+  const dir = makeTempDir();
+  if (t) t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 // Starts a server; resolves once it logs its listening line.
 //   t         the node:test context: the server is stopped in t.after even if the test fails
 //   settings  object written as the --settings file (omit for none)
 //   args      extra command-line arguments
+//   dataDir   --data-dir (absolute; default: data/ in the server's own temporary directory), so that
+//             a second server can start on the data of the first
 //   diagnostics  adds --diagnostics
 //   threads   --threads (default 2, so that cross-worker paths run)
 //   port      --port (default 0: a free port)
 // Returns { port, url, settingsFile, dir, stop(), kill(signal), logs(), waitForLog(re, ms), exited }.
 async function startServer(t, opts = {}) {
-  const { settings, args = [], diagnostics = false, threads = 2, logLevel = 'info', env = {}, port: askedPort = 0 } = opts;
+  const { settings, args = [], diagnostics = false, threads = 2, logLevel = 'info', env = {}, port: askedPort = 0,
+    dataDir } = opts;
   const dir = makeTempDir();
   const argv = ['--port', String(askedPort), '--threads', String(threads), '--log-level', logLevel,
-    '--data-dir', path.join(dir, 'data')];
+    '--data-dir', dataDir || path.join(dir, 'data')];
   let settingsFile;
   if (settings !== undefined) {
     settingsFile = writeSettings(dir, settings);
@@ -153,6 +163,15 @@ async function startServer(t, opts = {}) {
     exited,
     isRunning: () => !exitInfo,
     kill: (signal) => child.kill(signal),
+    // kill -9 on purpose (a crash test): the test goes on, the cleanup does not count it as a crash.
+    async crash() {
+      stopped = true;
+      if (!exitInfo) child.kill('SIGKILL');
+      await exited;
+      await Promise.race([closed, idle(1000)]);
+      assertNoSanitizerReport(output);
+      return exitInfo;
+    },
     // Graceful stop: SIGTERM, then the process must exit 0 within 5 s.
     async stop() {
       if (stopped) return exitInfo;
@@ -192,10 +211,11 @@ async function spawnRetrying(file, argv, options) {
 }
 
 // Runs the server to completion (for start-up failures and --version); returns { code, signal, output }.
-function runServerOnce({ settings, args = [], env = {}, port = 0, timeoutMs = 10000 } = {}) {
+// `dataDir` as for startServer.
+function runServerOnce({ settings, args = [], env = {}, port = 0, timeoutMs = 10000, dataDir } = {}) {
   const dir = makeTempDir();
   try {
-    const argv = ['--port', String(port), '--threads', '1', '--data-dir', path.join(dir, 'data')];
+    const argv = ['--port', String(port), '--threads', '1', '--data-dir', dataDir || path.join(dir, 'data')];
     if (settings !== undefined) argv.push('--settings', writeSettings(dir, settings));
     argv.push(...args);
     let r;
@@ -223,4 +243,4 @@ function idle(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-module.exports = { startServer, runServerOnce, writeSettings, SERVER_BIN, delay };
+module.exports = { startServer, runServerOnce, writeSettings, tempDir, SERVER_BIN, delay };
