@@ -15,8 +15,8 @@
 //
 // Space: a queue's rows are short-lived, so most of what is written is soon deleted, and a delete
 // costs a tombstone until compaction carries it to the last level. Files dense with tombstones are
-// compacted early (the deletion collector), and after a burst of deletes the idle writer compacts the
-// record ranges at once (maintain()).
+// compacted early (the deletion collector), and after a burst of deletes the idle writer has the record
+// ranges compacted in the background (maintain()).
 #include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -25,11 +25,13 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <thread>
 
 #include "store/store.h"
 
@@ -175,6 +177,10 @@ rocksdb::Options store_options(bool create) {
 class FileStore final : public Backend {
  public:
   FileStore(std::string dir, std::unique_ptr<rocksdb::DB> db) : dir_(std::move(dir)), db_(std::move(db)) {}
+  ~FileStore() override {
+    cancel_compaction_ = true;
+    if (compaction_.joinable()) compaction_.join();
+  }
 
   const char* name() const override { return "file"; }
 
@@ -244,21 +250,30 @@ class FileStore final : public Backend {
     return Ok{};
   }
 
-  // After a burst of deletes (a queue drained), compacts the row ranges so the space is given back now
-  // rather than whenever later writes trigger compactions. Skipped while more is stored than was
-  // deleted: that compaction would mostly rewrite live rows, holding up the writer for it.
+  // After a burst of deletes (a queue drained), compacts the record ranges so the space is given back
+  // now rather than whenever later writes trigger compactions. Skipped while more is stored than was
+  // deleted: that compaction would mostly rewrite live rows. It runs on a thread of its own (RocksDB
+  // allows writes meanwhile): flushing and compacting 100k deleted rows takes a quarter of a second
+  // here, which the writer would otherwise hold every submitter for.
   void maintain() override {
+    if (compacting_) return;
+    if (compaction_.joinable()) compaction_.join();
     if (deletes_since_compaction_ < kDeletesBeforeCompaction) return;
     uint64_t keys = 0;
     db_->GetIntProperty(rocksdb::DB::Properties::kEstimateNumKeys, &keys);
     if (keys > deletes_since_compaction_) return;
     deletes_since_compaction_ = 0;
-    rocksdb::CompactRangeOptions options;
-    options.exclusive_manual_compaction = false;  // RocksDB's own compactions may go on meanwhile
-    const std::string begin(1, kDeadPrefix), end(1, kSubscriptionPrefix);  // 'd…' and 'r…'
-    rocksdb::Slice b(begin), e(end);
-    auto s = db_->CompactRange(options, &b, &e);
-    if (!s.ok()) spdlog::warn("store {}: compaction failed: {}", dir_, s.ToString());
+    compacting_ = true;
+    compaction_ = std::thread([this] {
+      rocksdb::CompactRangeOptions options;
+      options.exclusive_manual_compaction = false;  // RocksDB's own compactions may go on meanwhile
+      options.canceled = &cancel_compaction_;
+      const std::string begin(1, kDeadPrefix), end(1, kSubscriptionPrefix);  // 'd…' and 'r…'
+      rocksdb::Slice b(begin), e(end);
+      auto s = db_->CompactRange(options, &b, &e);
+      if (!s.ok() && !cancel_compaction_) spdlog::warn("store {}: compaction failed: {}", dir_, s.ToString());
+      compacting_ = false;
+    });
   }
 
   BackendStats stats() override {
@@ -283,6 +298,9 @@ class FileStore final : public Backend {
   std::unique_ptr<rocksdb::DB> db_;
   uint64_t deletes_since_compaction_ = 0;
   bool failed_ = false;
+  std::thread compaction_;  // maintain()'s compaction, joined by the next maintain() or on closing
+  std::atomic<bool> compacting_{false};
+  std::atomic<bool> cancel_compaction_{false};
 };
 
 }  // namespace
