@@ -66,11 +66,15 @@ uint64_t key_seq(std::string_view key) {
   return seq;
 }
 
-// A key as an error message names it: "row 42", or the subscription's realm/key/consumer.
+// A key as an error message names it: "row 42", "subscription 'realm/key/consumer'", else the key.
 std::string describe_key(std::string_view key) {
   if (key.size() == 9 && key[0] == kRowPrefix) return "row " + std::to_string(key_seq(key));
   if (key.size() == 9 && key[0] == kDeadPrefix) return "dead row " + std::to_string(key_seq(key));
   std::string out = "key '";
+  if (!key.empty() && key[0] == kSubscriptionPrefix) {
+    out = "subscription '";
+    key.remove_prefix(1);
+  }
   for (char c : key) {
     auto u = static_cast<unsigned char>(c);
     if (u == 0) out += '/';
@@ -127,8 +131,8 @@ bool prepare_directory(const fs::path& dir) {
 
   bool has_marker = false;
   bool has_others = false;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().filename() == kMarkerName) has_marker = true;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() == kMarkerName) has_marker = true;
     else has_others = true;
   }
   if (ec) throw StoreError(fmt::format("cannot read the data directory {}: {}", dir.string(), ec.message()));
@@ -279,12 +283,11 @@ class FileStore final : public Backend {
   BackendStats stats() override {
     BackendStats stats;
     std::error_code ec;
-    for (const auto& entry : fs::recursive_directory_iterator(dir_, ec)) {
+    // RocksDB deletes files meanwhile: a file gone since it was listed counts for nothing.
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code size_ec;
-      if (entry.is_regular_file(size_ec)) {
-        auto size = entry.file_size(size_ec);
-        if (!size_ec) stats.disk_bytes += size;
-      }
+      auto size = it->is_regular_file(size_ec) ? it->file_size(size_ec) : 0;
+      if (!size_ec) stats.disk_bytes += size;
     }
     return stats;
   }

@@ -108,6 +108,7 @@ constexpr std::array<std::string_view, 12> kDeadRowFields = {
     "seq", "id", "realm", "event", "consumer", "producer", "payload", "attachments", "created_at", "expires_at",
     "reason", "dead_lettered_at"};
 constexpr std::array<std::string_view, 4> kSubscriptionFields = {"realm", "key", "consumer", "spec"};
+static_assert(kDeadRowFields.size() <= kMaxFields && kRowFields.size() <= kMaxFields);
 
 // The members of one record object, read field by field. Every member must be one of the record's
 // fields, at most once, and the object must be the whole text. A getter that finds its field missing or

@@ -47,7 +47,7 @@ struct Url {
 std::string percent_decode(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    int v = 0;
+    unsigned v = 0;
     if (s[i] == '%' && i + 2 < s.size() &&
         std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16).ptr == s.data() + i + 3) {
       out.push_back(static_cast<char>(v));

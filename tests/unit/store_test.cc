@@ -319,6 +319,15 @@ void write_ok(Backend& b, const std::vector<Op>& ops, bool sync = true) {
   ASSERT_TRUE(st.ok()) << st.error().message;
 }
 
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "(no StoreError)";
+}
+
 enum class Kind { file, redis };
 
 // The durable backends (memory keeps nothing, so it has its own test) through the same tests.
@@ -455,6 +464,13 @@ TEST_P(DurableBackend, AnUnreadableRecordIsAStoreErrorNamingIt) {
   // A row stored under another seq than its own.
   write_ok(*backend_, {delete_row(12345), Op{Op::Kind::put_row, 77, {}, encode_row(sample_row(78))}});
   EXPECT_THROW(backend_->load(), StoreError);
+  // A subscription that is not one.
+  SubscriptionRecord sub{"r", "k", "c", "{}"};
+  write_ok(*backend_, {delete_row(77), Op{Op::Kind::put_subscription, 0, subscription_id("r", "k", "c"), "[]"}});
+  auto why = error_of([&] { backend_->load(); });
+  EXPECT_NE(why.find("'r/k/c'"), std::string::npos) << why;
+  EXPECT_NE(why.find("subscription: not a JSON object"), std::string::npos) << why;
+  write_ok(*backend_, {delete_sub(sub)});
 }
 
 TEST_P(DurableBackend, ReportsItsSize) {
@@ -475,15 +491,6 @@ TEST(MemoryBackend, KeepsNothing) {
 }
 
 // ---- the file backend's data directory ----
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const StoreError& e) {
-    return e.what();
-  }
-  return "(no StoreError)";
-}
 
 TEST(FileBackend, CreatesAMissingDirectory) {
   TempDir tmp;
