@@ -3,6 +3,8 @@
 #   1. release build: unit tests (ctest) and end-to-end tests against a real siomq-server;
 #   2. AddressSanitizer + UBSan build (clang-14): unit tests, end-to-end tests, and short libFuzzer runs;
 #   3. ThreadSanitizer build (clang-14): the concurrency end-to-end tests.
+# A private redis-server (a free port from 6390, in a temporary directory) serves the redis store's
+# tests: SIOMQ_TEST_REDIS_URL names it for the unit, end-to-end and crash tests; it is stopped on exit.
 # Any sanitizer report fails the run. Ends with one line "tests: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +16,17 @@ passed=0
 failed=0
 failed_steps=()
 logdir=$(mktemp -d /tmp/siomq-test.XXXXXX)
+redis_dir=""
+
+cleanup() {
+  if [[ -n "$redis_dir" && -f "$redis_dir/redis.pid" ]]; then
+    kill "$(cat "$redis_dir/redis.pid")" 2>/dev/null
+    for _ in $(seq 50); do [[ -f "$redis_dir/redis.pid" ]] || break; sleep 0.1; done
+  fi
+  [[ -n "$redis_dir" ]] && rm -rf "$redis_dir"
+  rm -rf "$logdir"
+}
+trap cleanup EXIT
 
 # run_step NAME KIND COMMAND...: KIND says how to count tests in the output (ctest, node, one).
 run_step() {
@@ -54,6 +67,39 @@ configure() {  # configure DIR [cmake args...]
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
 }
 
+# start_redis: a redis-server of our own on the first free port from 6390, persisting every write
+# (appendfsync always) so that the redis store's crash test means something; exports its URL.
+start_redis() {
+  local port
+  for port in $(seq 6390 6409); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue  # taken
+    redis_dir=$(mktemp -d /tmp/siomq-redis.XXXXXX)
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync always \
+      --dir "$redis_dir" --daemonize yes --pidfile "$redis_dir/redis.pid" --logfile "$redis_dir/redis.log" || return 1
+    for _ in $(seq 100); do
+      if [[ "$(redis-cli -p "$port" ping 2>/dev/null)" == PONG ]]; then
+        export SIOMQ_TEST_REDIS_URL="redis://127.0.0.1:$port"
+        echo "redis-server on port $port"
+        return 0
+      fi
+      sleep 0.1
+    done
+    cat "$redis_dir/redis.log"
+    return 1
+  done
+  echo "no free port for redis-server in 6390-6409"
+  return 1
+}
+# Not through run_step: its pipe would run start_redis in a subshell, and the URL must reach us.
+echo "=== redis-server"
+if start_redis; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  failed_steps+=(redis-server)
+  echo "=== redis-server: could not start; the redis store's tests are skipped"
+fi
+
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
@@ -62,6 +108,9 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 run_step build-release one bash -c "$(declare -f configure); configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build"
 run_step unit-release ctest ctest --test-dir build --output-on-failure
 run_step e2e-release node env SIOMQ_SERVER="$root/build/src/siomq-server" bash tests/e2e/run.sh
+# kill -9 while producers publish with confirms; every confirmed message must come back (tests/crash/README.md).
+run_step crash-file one env SIOMQ_SERVER="$root/build/src/siomq-server" node tests/crash/crash_cycles.js 20 --storage file
+run_step crash-redis one env SIOMQ_SERVER="$root/build/src/siomq-server" node tests/crash/crash_cycles.js 5 --storage redis
 
 # 2. AddressSanitizer + UndefinedBehaviorSanitizer, with the fuzz targets.
 run_step build-asan one bash -c "$(declare -f configure); configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -80,5 +129,4 @@ run_step e2e-tsan node env SIOMQ_SERVER="$root/build-tsan/src/siomq-server" SIOM
 echo
 if ((${#failed_steps[@]})); then echo "failed steps: ${failed_steps[*]}"; fi
 echo "tests: $passed passed, $failed failed"
-rm -rf "$logdir"
 [ "$failed" -eq 0 ] && [ ${#failed_steps[@]} -eq 0 ]
