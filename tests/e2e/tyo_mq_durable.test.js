@@ -139,6 +139,51 @@ eachBackend('a durable subscriber offline gets its messages queued and replayed 
   await server.stop();
 });
 
+// BUG: a durable subscriber without ACK mode that comes back gets messages produced right after its
+// SUBSCRIBE before its stored backlog: live sends leave at once, the replay waits for the queue thread.
+// The reference (memory, sqlite) replays the backlog before it handles the next event.
+eachBackend('the stored backlog comes before messages produced after the SUBSCRIBE (no ACK mode)', async (t, backend) => {
+  const server = await startOn(t, backend);
+  const p = await connect(t, server);
+  const first = await subscriber(t, server, sub('c'));
+  first.socket.close();
+  await settle(p);
+  const confirms = await Promise.all(Array.from({ length: 2000 }, (_, i) => produce(p, { message: i })));
+  assert.ok(confirms.every((c) => c.stored === 1));
+  const c = await connect(t, server);
+  const got = collect(c);
+  c.emit('SUBSCRIBE', sub('c'));
+  for (let i = 2000; i < 2100; i++) p.emit('PRODUCE', { event: 'e', from: 'p', message: i });
+  await waitFor(() => got.length >= 2100, 10000, 'everything');
+  const live = messages(got).indexOf(2000);
+  assert.equal(live, 2000, `the first message produced after the SUBSCRIBE came at position ${live}`);
+  assert.deepEqual(messages(got), Array.from({ length: 2100 }, (_, i) => i));
+  await server.stop();
+});
+
+test('the queue key is consumer_id, else consumerId, else id, else the socket id (§3.3)', async (t) => {
+  const server = await startOn(t, 'memory');
+  const p = await connect(t, server);
+  const variants = [
+    ['snake', { consumer_id: 'q1' }, true], ['camel', { consumerId: 'q2' }, true], ['id', { id: 'q3' }, true],
+    ['socket', {}, false],
+  ];
+  for (const [name, fields, kept] of variants) {
+    const base = { event: 'e', producer: 'p', consumer: name, durable: true, ...fields };
+    const first = await subscriber(t, server, base);
+    first.socket.close();
+    await settle(p);
+    assert.deepEqual(await produce(p, { message: name }), { ok: true, stored: 1 }, name);
+    const back = await subscriber(t, server, base);
+    if (kept) await waitFor(() => back.got.length === 1, 5000, `${name}'s replay`);
+    else await delay(150);
+    assert.deepEqual(messages(back.got), kept ? [name] : [], name);
+    back.socket.emit('UNSUBSCRIBE', 'p-e');
+    await settle(back.socket);
+  }
+  await server.stop();
+});
+
 eachBackend('a plain message for an offline non-durable subscriber is dropped', async (t, backend) => {
   const server = await startOn(t, backend);
   const p = await connect(t, server);
@@ -390,7 +435,7 @@ eachBackend('TTL: ttl, "1s", "500ms", lifespan, producer default_ttl and the sto
   const short = await connect(t, server);
   p.emit('PRODUCER', { name: 'p' });
   forever.emit('PRODUCER', { name: 'forever', default_ttl: -1 });
-  short.emit('PRODUCER', { name: 'short', default_ttl: 1 });
+  short.emit('PRODUCER', { name: 'short', default_ttl: '1s' });
   const fields = { ...sub('c'), producer: 'TYO-MQ-ALL' };
   const first = await subscriber(t, server, fields, 'CONSUME-tyo-mq-all-e');
   first.socket.close();
@@ -499,6 +544,21 @@ eachBackend('max_queued_per_realm: copies over the cap are dropped silently; roo
   assert.deepEqual(messages(backB.got), [0, 5]);
   assert.deepEqual(messages(backA2.got), [5]);
   assert.deepEqual(errors, [], 'silently');
+  await server.stop();
+});
+
+test('over the cap an online ACK-mode subscriber gets nothing, not even a live copy (§5.1)', async (t) => {
+  const server = await startOn(t, 'memory', { settings: { max_queued_per_realm: 1 } });
+  const p = await connect(t, server);
+  const c = await subscriber(t, server, sub('c', { durable: undefined, ack: true }));
+  assert.deepEqual(await produce(p, { message: 1 }), { ok: true, stored: 1 });
+  assert.deepEqual(await produce(p, { message: 2 }), { ok: true, stored: 0 });
+  await waitFor(() => c.got.length === 1, 5000, 'the first');
+  await settle(c.socket);
+  assert.deepEqual(messages(c.got), [1]);
+  assert.equal((await ack(c.socket, { msgId: c.got[0].msgId })).name, 'ACK_OK');
+  assert.deepEqual(await produce(p, { message: 3 }), { ok: true, stored: 1 }, 'room again after the ACK');
+  await waitFor(() => c.got.length === 2, 5000, 'the third');
   await server.stop();
 });
 
@@ -834,6 +894,34 @@ test('redis going away: confirms answer ok:false and nothing is promised; once i
   await waitFor(() => back.got.length >= 2, 5000, 'the replay');
   await settle(back.socket);
   assert.deepEqual(messages(back.got), ['stored', 'stored again'], 'nothing unconfirmed is delivered');
+  await server.stop();
+});
+
+// BUG: an ACK whose deletion cannot be written (redis down) is answered 500, but the engine forgets the
+// copy all the same: it is still in the store, yet a later ACK gets 404 and a new SUBSCRIBE does not
+// replay it, until the server restarts. A failed ACK should leave the copy pending.
+test('redis going away: an ACK that cannot be written fails with 500 and the copy stays pending', async (t) => {
+  if (!REDIS_URL) {
+    t.skip('SIOMQ_TEST_REDIS_URL is not set');
+    return;
+  }
+  const r = await privateRedis(t, tempDir(t));
+  const server = await startServer(t, { args: ['--storage', 'redis'], settings: { storage_options: { url: r.url, prefix: 'ack' } } });
+  const p = await connect(t, server);
+  const c = await subscriber(t, server, sub('c', { manual_ack: true }));
+  assert.deepEqual(await produce(p, { message: 'x' }), { ok: true, stored: 1 });
+  await waitFor(() => c.got.length === 1, 5000, 'the delivery');
+  const id = c.got[0].msgId;
+  await r.kill();
+  const failed = await ack(c.socket, { msgId: id });
+  assert.equal(failed.name, 'ACK_FAIL');
+  assert.equal(failed.code, 500, JSON.stringify(failed));
+  await r.start();
+  assert.deepEqual(await redis(r.url, ['HLEN', 'ack:rows']), [1], 'the row is still stored');
+  c.socket.emit('SUBSCRIBE', sub('c', { manual_ack: true }));
+  await settle(c.socket);
+  assert.equal(c.got.length, 2, 'the copy is replayed: it was never deleted');
+  assert.deepEqual(await ack(c.socket, { msgId: id }), { name: 'ACK_OK', ok: true, msgId: id });
   await server.stop();
 });
 
