@@ -705,6 +705,25 @@ TEST(RedisBackend, BadUrlsAreStoreErrors) {
   }
 }
 
+TEST(RedisBackend, UsesTheDatabaseOfTheUrl) {
+  if (!redis_url()) GTEST_SKIP() << "SIOMQ_TEST_REDIS_URL is not set";
+  const std::string base = redis_url(), prefix = unique_prefix();
+  ASSERT_EQ(base.find('/', 8), std::string::npos) << "expects a URL without a database";
+  auto db3 = open_redis(base + "/3", prefix);
+  write_ok(*db3, {put_row(sample_row(1))});
+  EXPECT_TRUE(open_redis(base, prefix)->load().rows.empty());
+  EXPECT_EQ(open_redis(base + "/3", prefix)->load().rows.size(), 1u);
+  write_ok(*db3, {delete_row(1)});
+}
+
+TEST(RedisBackend, ARefusedPasswordIsAStoreError) {
+  if (!redis_url()) GTEST_SKIP() << "SIOMQ_TEST_REDIS_URL is not set";
+  std::string url = redis_url();
+  url.insert(8, ":not-the-password@");
+  auto why = error_of([&] { open_redis(url, "p"); });
+  EXPECT_NE(why.find("AUTH"), std::string::npos) << why;
+}
+
 // The connections of this process's backends, by their client name.
 std::vector<std::string> own_client_ids(redisContext* c) {
   std::vector<std::string> ids;
