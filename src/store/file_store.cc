@@ -127,7 +127,8 @@ bool prepare_directory(const fs::path& dir) {
     spdlog::info("store: created the data directory {}", dir.string());
     return true;
   }
-  if (!fs::is_directory(status)) throw StoreError(fmt::format("the data directory {} is not a directory", dir.string()));
+  if (!fs::is_directory(status))
+    throw StoreError(fmt::format("the data directory {} is not a directory", dir.string()));
 
   bool has_marker = false;
   bool has_others = false;

@@ -154,7 +154,8 @@ Result<Context> connect(const Url& url) {
   redisEnableKeepAlive(c.get());
   auto check = [&](Reply reply, const char* what) -> Status {
     if (!reply) return make_error(std::string("redis at ") + where + ": " + what + ": " + c->errstr);
-    if (is_error(reply.get())) return make_error(std::string("redis at ") + where + ": " + what + ": " + std::string(text(reply.get())));
+    if (is_error(reply.get()))
+      return make_error(std::string("redis at ") + where + ": " + what + ": " + std::string(text(reply.get())));
     return Ok{};
   };
   if (!url.password.empty()) {
@@ -181,7 +182,11 @@ using Command = std::vector<std::string_view>;
 class RedisStore final : public Backend {
  public:
   RedisStore(Url url, Context c, const std::string& prefix)
-      : url_(std::move(url)), c_(std::move(c)), rows_(prefix + ":rows"), dead_(prefix + ":dead"), subs_(prefix + ":subs") {}
+      : url_(std::move(url)),
+        c_(std::move(c)),
+        rows_(prefix + ":rows"),
+        dead_(prefix + ":dead"),
+        subs_(prefix + ":subs") {}
 
   const char* name() const override { return "redis"; }
 
@@ -263,31 +268,36 @@ class RedisStore final : public Backend {
     return Ok{};
   }
 
-  // Consecutive changes of one kind become one HSET or HDEL with many fields, in order, so a put and
-  // a later delete of one field keep their order.
-  std::vector<Command> commands(const std::vector<Op>& ops, std::vector<std::string>& fields) const {
-    fields.reserve(ops.size());
-    for (const Op& op : ops) {
-      bool by_seq = op.kind != Op::Kind::put_subscription && op.kind != Op::Kind::delete_subscription;
-      fields.push_back(by_seq ? std::to_string(op.seq) : op.id);
+  static bool is_put(Op::Kind kind) {
+    return kind == Op::Kind::put_row || kind == Op::Kind::put_dead || kind == Op::Kind::put_subscription;
+  }
+
+  const std::string& hash_of(Op::Kind kind) const {
+    switch (kind) {
+      case Op::Kind::put_row:
+      case Op::Kind::delete_row: return rows_;
+      case Op::Kind::put_dead:
+      case Op::Kind::delete_dead: return dead_;
+      default: return subs_;
     }
+  }
+
+  // Consecutive changes of one kind become one HSET or HDEL with many fields, in order, so a put and
+  // a later delete of one field keep their order. `fields` holds the field names the commands view.
+  std::vector<Command> commands(const std::vector<Op>& ops, std::vector<std::string>& fields) const {
+    fields.reserve(ops.size());  // never reallocated below: the commands keep views of its strings
     std::vector<Command> out;
     std::optional<Op::Kind> last;
     size_t in_command = 0;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const Op& op = ops[i];
+    for (const Op& op : ops) {
       if (op.kind != last || in_command == kFieldsPerCommand) {
-        bool put = op.kind == Op::Kind::put_row || op.kind == Op::Kind::put_dead || op.kind == Op::Kind::put_subscription;
-        const std::string& hash = op.kind == Op::Kind::put_row || op.kind == Op::Kind::delete_row   ? rows_
-                                  : op.kind == Op::Kind::put_dead || op.kind == Op::Kind::delete_dead ? dead_
-                                                                                                       : subs_;
-        out.push_back(Command{put ? "HSET" : "HDEL", hash});
+        out.push_back(Command{is_put(op.kind) ? "HSET" : "HDEL", hash_of(op.kind)});
         last = op.kind;
         in_command = 0;
       }
-      out.back().push_back(fields[i]);
-      if (op.kind == Op::Kind::put_row || op.kind == Op::Kind::put_dead || op.kind == Op::Kind::put_subscription)
-        out.back().push_back(op.value);
+      fields.push_back(&hash_of(op.kind) == &subs_ ? op.id : std::to_string(op.seq));
+      out.back().push_back(fields.back());
+      if (is_put(op.kind)) out.back().push_back(op.value);
       ++in_command;
     }
     return out;
@@ -345,7 +355,8 @@ class RedisStore final : public Backend {
         c_.reset();
         throw StoreError("redis: reading " + hash + " failed: " + why);
       }
-      if (is_error(reply.get())) throw StoreError("redis: reading " + hash + " failed: " + std::string(text(reply.get())));
+      if (is_error(reply.get()))
+        throw StoreError("redis: reading " + hash + " failed: " + std::string(text(reply.get())));
       if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 || reply->element[0]->type != REDIS_REPLY_STRING ||
           reply->element[1]->type != REDIS_REPLY_ARRAY || reply->element[1]->elements % 2 != 0)
         throw StoreError("redis: unexpected HSCAN reply for " + hash);

@@ -119,7 +119,8 @@ TEST(Records, DeadRowRoundTrip) {
 TEST(Records, SubscriptionRoundTrip) {
   SubscriptionRecord s{"realm\x01", "proda-TM-ALL", std::string("c\0x", 3), R"({"ack":true,"max":[1,{"x":"}"}]})"};
   auto text = encode_subscription(s);
-  EXPECT_EQ(text, R"({"realm":"realm\u0001","key":"proda-TM-ALL","consumer":"c\u0000x","spec":{"ack":true,"max":[1,{"x":"}"}]}})");
+  EXPECT_EQ(text, R"({"realm":"realm\u0001","key":"proda-TM-ALL","consumer":"c\u0000x",)"
+                  R"("spec":{"ack":true,"max":[1,{"x":"}"}]}})");
   auto back = decode_subscription(text);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->realm, s.realm);
@@ -217,7 +218,8 @@ TEST(Records, MalformedRowsAreRefusedWithTheReason) {
       {object(without(good, "expires_at")), R"(field "expires_at" is missing)"},
       {object([&] { auto m = good; m.push_back({"seq", "2"}); return m; }()), R"(field "seq" appears twice)"},
       {object([&] { auto m = good; m.push_back({"extra", "2"}); return m; }()), R"(field "extra" is not a field)"},
-      {object([&] { auto m = good; m.push_back({"reason", R"("x")"}); return m; }()), R"(field "reason" is not a field)"},
+      {object([&] { auto m = good; m.push_back({"reason", R"("x")"}); return m; }()),
+       R"(field "reason" is not a field)"},
   };
   for (const auto& [text, why] : cases) {
     expect_refused(decode_row(text), text, why);
@@ -233,7 +235,8 @@ TEST(Records, MalformedDeadRowsAreRefused) {
   good.push_back({"dead_lettered_at", "7"});
   ASSERT_TRUE(decode_dead_row(object(good)).ok());
   expect_refused(decode_dead_row(object(row_members())), "a plain row", R"(field "reason" is missing)");
-  expect_refused(decode_dead_row(object(without(good, "dead_lettered_at"))), "", R"(field "dead_lettered_at" is missing)");
+  expect_refused(decode_dead_row(object(without(good, "dead_lettered_at"))), "",
+                 R"(field "dead_lettered_at" is missing)");
   expect_refused(decode_dead_row(object(with(good, "reason", "5"))), "", R"(field "reason" must be a string)");
   expect_refused(decode_dead_row(object(with(good, "dead_lettered_at", "1.5"))), "",
                  R"(field "dead_lettered_at" must be an integer)");
@@ -249,7 +252,8 @@ TEST(Records, MalformedSubscriptionsAreRefused) {
     expect_refused(decode_subscription(object(without(good, name))), name, "field \"" + name + "\" is missing");
   expect_refused(decode_subscription(object(with(good, "key", "[]"))), "", R"(field "key" must be a string)");
   expect_refused(decode_subscription(object(with(good, "spec", "[]"))), "", R"(field "spec" must be a JSON object)");
-  expect_refused(decode_subscription(object(with(good, "spec", R"({"a"})"))), "", R"(field "spec" must be a JSON object)");
+  expect_refused(decode_subscription(object(with(good, "spec", R"({"a"})"))), "",
+                 R"(field "spec" must be a JSON object)");
   expect_refused(decode_subscription(object(with(good, "spec", R"({"a")"))), "", "subscription: not a JSON object");
   expect_refused(decode_subscription(object(with(good, "spec", "null"))), "", R"(field "spec" must be a JSON object)");
   expect_refused(decode_subscription(object(row_members())), "a row", "subscription: field \"seq\" is not a field");
@@ -359,7 +363,8 @@ class DurableBackend : public testing::TestWithParam<Kind> {
 
   void reopen() {
     backend_.reset();
-    backend_ = GetParam() == Kind::redis ? open_redis(redis_url(), prefix_) : open_file((dir_->path() / "data").string());
+    backend_ = GetParam() == Kind::redis ? open_redis(redis_url(), prefix_)
+                                         : open_file((dir_->path() / "data").string());
   }
 
   std::optional<TempDir> dir_;
@@ -699,8 +704,8 @@ TEST(RedisBackend, UnreachableServerIsAStoreError) {
 }
 
 TEST(RedisBackend, BadUrlsAreStoreErrors) {
-  for (const char* url : {"http://localhost", "redis://host:0", "redis://host:99999", "redis://host:x", "redis://host/db",
-                          "redis://[::1"}) {
+  for (const char* url : {"http://localhost", "redis://host:0", "redis://host:99999", "redis://host:x",
+                          "redis://host/db", "redis://[::1"}) {
     EXPECT_NE(error_of([&] { open_redis(url, "p"); }).find("bad redis URL"), std::string::npos) << url;
   }
 }
@@ -742,14 +747,21 @@ std::vector<std::string> own_client_ids(redisContext* c) {
   return ids;
 }
 
-TEST(RedisBackend, ReconnectsOnceWhenTheConnectionIsLost) {
-  if (!redis_url()) GTEST_SKIP() << "SIOMQ_TEST_REDIS_URL is not set";
-  // The tests' server: redis://host:port without credentials.
+using AdminConnection = std::unique_ptr<redisContext, void (*)(redisContext*)>;
+
+// A plain connection to the tests' server (redis://host:port, no credentials) for what the backend
+// never does.
+AdminConnection admin_connection() {
   std::string hostport = std::string(redis_url()).substr(8);
   hostport = hostport.substr(0, hostport.find('/'));
   std::string host = hostport.substr(0, hostport.rfind(':'));
   int port = std::stoi(hostport.substr(hostport.rfind(':') + 1));
-  std::unique_ptr<redisContext, void (*)(redisContext*)> admin(redisConnect(host.c_str(), port), redisFree);
+  return AdminConnection(redisConnect(host.c_str(), port), redisFree);
+}
+
+TEST(RedisBackend, ReconnectsOnceWhenTheConnectionIsLost) {
+  if (!redis_url()) GTEST_SKIP() << "SIOMQ_TEST_REDIS_URL is not set";
+  auto admin = admin_connection();
   ASSERT_TRUE(admin && !admin->err);
 
   const std::string prefix = unique_prefix();
@@ -762,6 +774,25 @@ TEST(RedisBackend, ReconnectsOnceWhenTheConnectionIsLost) {
   write_ok(*store, {put_row(sample_row(2))});  // on a new connection
   EXPECT_EQ(seqs(store->load().rows), (std::vector<uint64_t>{1, 2}));
   write_ok(*store, {delete_row(1), delete_row(2)});
+}
+
+TEST(RedisBackend, ARefusedChangeIsAnErrorAndTheConnectionStaysUsable) {
+  if (!redis_url()) GTEST_SKIP() << "SIOMQ_TEST_REDIS_URL is not set";
+  auto admin = admin_connection();
+  ASSERT_TRUE(admin && !admin->err);
+  const std::string prefix = unique_prefix();
+  freeReplyObject(redisCommand(admin.get(), "SET %s:dead x", prefix.c_str()));
+
+  auto store = open_redis(redis_url(), prefix);
+  auto st = store->write({put_row(sample_row(1)), put_dead(DeadRow{sample_row(2), "x", 1})}, true);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("WRONGTYPE"), std::string::npos) << st.error().message;
+  EXPECT_NE(error_of([&] { store->load(); }).find("WRONGTYPE"), std::string::npos);
+  // Every reply of the failed transaction was read: the next one is answered in step.
+  freeReplyObject(redisCommand(admin.get(), "DEL %s:dead", prefix.c_str()));
+  write_ok(*store, {delete_row(1), put_row(sample_row(3))});
+  EXPECT_EQ(seqs(store->load().rows), std::vector<uint64_t>{3});
+  write_ok(*store, {delete_row(3)});
 }
 
 }  // namespace
