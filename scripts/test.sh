@@ -117,6 +117,8 @@ run_step build-asan one bash -c "$(declare -f configure); configure build-asan -
   -DCMAKE_CXX_COMPILER=clang++-14 -DSIOMQ_SANITIZE=address,undefined -DSIOMQ_FUZZ=ON && cmake --build build-asan"
 run_step unit-asan ctest ctest --test-dir build-asan --output-on-failure -LE fuzz
 run_step e2e-asan node env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 bash tests/e2e/run.sh
+run_step crash-asan one env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 \
+  node tests/crash/crash_cycles.js 5 --storage file
 # Each fuzz target for SIOMQ_FUZZ_SECONDS (20) from the checked-in seeds; see tests/fuzz/README.md.
 run_step fuzz ctest ctest --test-dir build-asan --output-on-failure -L fuzz
 
