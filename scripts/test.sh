@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what is needed, builds, and runs every suite —
-#   1. release build: unit tests (ctest) and end-to-end tests against a real siomq-server;
-#   2. AddressSanitizer + UBSan build (clang-14): unit tests, end-to-end tests, and short libFuzzer runs;
+#   1. release build: unit tests (ctest), end-to-end tests against a real siomq-server, crash cycles (tests/crash);
+#   2. AddressSanitizer + UBSan build (clang-14): unit tests, end-to-end tests, crash cycles and short libFuzzer runs;
 #   3. ThreadSanitizer build (clang-14): the concurrency end-to-end tests.
 # A private redis-server (a free port from 6390, in a temporary directory) serves the redis store's
 # tests: SIOMQ_TEST_REDIS_URL names it for the unit, end-to-end and crash tests; it is stopped on exit.
