@@ -74,6 +74,7 @@ struct DurableQueues::State {
     bool committed = false;
     Phase phase = Phase::stored;
     int attempt = 0;
+    bool acking = false;  // an ACK's deletion is being written
     std::string socket;  // where the current attempt went
     std::optional<SteadyClock::time_point> due;  // the pending ACK deadline or retry, in `deadlines`
   };
@@ -81,6 +82,7 @@ struct DurableQueues::State {
     std::string realm, key, consumer_id, consumer;
     DeliveryPolicy policy;
     std::map<uint64_t, Entry> entries;  // by seq: the delivery order
+    size_t uncommitted = 0;             // entries whose write is in progress
   };
 
   State(Broker& b, store::Writer& w, DeliverySink& s, QueueOptions o)
@@ -161,6 +163,7 @@ struct DurableQueues::State {
     e.row = std::move(row);
     e.queue = &q;
     e.committed = committed;
+    if (!committed) ++q.uncommitted;
     by_id[e.row.id] = &e;
     ++realm_counts[q.realm];
     if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, &e);
@@ -183,6 +186,7 @@ struct DurableQueues::State {
     cancel_due(e);
     if (e.row.expires_ms) expiries.erase({e.row.expires_ms, &e});
     Queue& q = *e.queue;
+    if (!e.committed) --q.uncommitted;
     by_id.erase(e.row.id);
     if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
     q.entries.erase(e.row.seq);
@@ -300,7 +304,7 @@ struct DurableQueues::State {
     // Uncommitted rows wait for their write to finish (their commit may still deliver them).
     std::vector<Entry*> due;
     for (auto it = expiries.begin(); it != expiries.end() && it->first <= now; ++it) {
-      if (it->second->committed) due.push_back(it->second);
+      if (it->second->committed && !it->second->acking) due.push_back(it->second);
     }
     for (Entry* e : due) {
       ops.push_back(delete_row(e->row.seq));
@@ -324,6 +328,7 @@ struct DurableQueues::State {
     std::vector<store::Op> ops;
     std::vector<std::string> ids;
     for (const QueueCopy& copy : copies) {
+      if (copy.live && deliver_live(*message, copy)) continue;
       if (options.max_queued_per_realm && realm_counts[copy.realm] >= options.max_queued_per_realm) {
         if (counters.dropped_over_cap++ % 1000 == 0)
           spdlog::warn("realm {}: max_queued_per_realm ({}) reached; copy for {} dropped ({} so far)", copy.realm,
@@ -356,6 +361,17 @@ struct DurableQueues::State {
     });
   }
 
+  // A live copy goes out now if its consumer is still online and nothing older of its queue is being
+  // written; false: store it instead.
+  bool deliver_live(const StoredMessage& message, const QueueCopy& copy) {
+    auto it = queues.find(queue_id(copy.realm, copy.key, copy.consumer_id));
+    if (it != queues.end() && it->second.uncommitted) return false;
+    EndpointPtr to = broker.with_realm(copy.realm, [&](Realm& r) { return r.consumer_endpoint(copy.consumer); });
+    if (!to) return false;
+    sink.deliver(to, copy.key, message.payload, message.attachments);
+    return true;
+  }
+
   void committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done) {
     size_t stored = 0;
     std::vector<store::Op> ops;
@@ -371,8 +387,9 @@ struct DurableQueues::State {
         continue;
       }
       e.committed = true;
+      --e.queue->uncommitted;
       ++stored;
-      if (e.phase != Phase::stored) continue;
+      if (e.phase != Phase::stored || e.acking) continue;
       EndpointPtr to = endpoint_of(*e.queue);
       if (!to) continue;
       if (e.queue->policy.ack) deliver(e, to, 1);
@@ -392,7 +409,7 @@ struct DurableQueues::State {
     std::vector<store::Op> ops;
     std::vector<Entry*> rows;
     for (auto& [seq, e] : q.entries) {
-      if (e.committed) rows.push_back(&e);
+      if (e.committed && !e.acking) rows.push_back(&e);
     }
     for (Entry* e : rows) {
       if (q.policy.ack) deliver(*e, to, 1);
@@ -403,7 +420,8 @@ struct DurableQueues::State {
 
   void ack(const std::string& realm, const std::string& socket, const std::string& id, const AckReply& reply) {
     auto it = by_id.find(id);
-    if (it == by_id.end() || it->second->queue->realm != realm) return reply(404, "Pending ACK not found");
+    if (it == by_id.end() || it->second->queue->realm != realm || it->second->acking)
+      return reply(404, "Pending ACK not found");
     Entry& e = *it->second;
     // The socket the copy went to may ACK it, and so may the queue's consumer wherever it is now
     // (after a reconnect, or during a retry delay: §0 row 11).
@@ -411,12 +429,21 @@ struct DurableQueues::State {
       EndpointPtr now = endpoint_of(*e.queue);
       if (!now || now->socket_id() != socket) return reply(403, "ACK does not belong to this socket");
     }
-    ++counters.acked;
-    std::vector<store::Op> ops{delete_row(e.row.seq)};
-    remove(e);
-    submit(std::move(ops), [reply](const Status& status) {
-      if (status) reply(200, "");
-      else reply(500, status.error().message);
+    // The copy is forgotten only once its deletion is written; until then it is neither redelivered
+    // nor expired, and a failed write leaves it stored, waiting for the next replay.
+    e.acking = true;
+    e.phase = Phase::stored;
+    cancel_due(e);
+    unlink_socket(e);
+    submit({delete_row(e.row.seq)}, [this, id, reply](const Status& status) {
+      auto it = by_id.find(id);
+      if (!status) {
+        if (it != by_id.end()) it->second->acking = false;
+        return reply(500, status.error().message);
+      }
+      ++counters.acked;
+      if (it != by_id.end()) remove(*it->second);
+      reply(200, "");
     });
   }
 

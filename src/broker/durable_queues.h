@@ -56,6 +56,11 @@ struct QueueCopy {
   std::string consumer_id;
   std::string consumer;  // the consumer name, to find its connection
   DeliveryPolicy policy;
+  // A durable subscription without ACK mode whose consumer was online when the message was routed:
+  // sent at once and not stored — unless the consumer went offline meanwhile, or its queue still has
+  // copies being written (they go first), and then it is stored like any other copy. Passing live
+  // copies through the queue keeps one order per queue with its replays.
+  bool live = false;
 };
 
 struct QueueStats {
@@ -80,9 +85,10 @@ class DurableQueues {
   // Stops the thread; callbacks not yet run are dropped. The writer is stopped (drained) after this.
   void stop();
 
-  // Stores `copies` of `message`. `done(stored, status)` once they are written: `stored` copies were
-  // kept (the rest went over the realm's cap). Then each ACK-mode copy whose consumer is online is
-  // delivered, and so is any copy whose consumer came online in the meantime.
+  // Stores `copies` of `message` (or delivers the live ones). `done(stored, status)` once they are
+  // written: `stored` copies were kept (the rest were delivered live or went over the realm's cap). Then
+  // each ACK-mode copy whose consumer is online is delivered, and so is any copy whose consumer came
+  // online in the meantime.
   using Confirm = std::function<void(size_t stored, const Status& status)>;
   void enqueue(std::shared_ptr<const StoredMessage> message, std::vector<QueueCopy> copies, Confirm done);
 
@@ -91,7 +97,8 @@ class DurableQueues {
   void replay(QueueCopy queue, EndpointPtr endpoint);
 
   // ACK (§3.7, §0 row 11) from `socket_id` in `realm`. `reply(code, message)`: 200 after the row's
-  // deletion is written, 404 unknown, 403 someone else's, 500 store error.
+  // deletion is written, 404 unknown, 403 someone else's, 500 when the deletion could not be written
+  // (the copy then stays stored, waiting for its replay).
   using AckReply = std::function<void(int code, const std::string& message)>;
   void ack(std::string realm, std::string socket_id, std::string msg_id, AckReply reply);
 

@@ -267,10 +267,12 @@ void produce(Context& ctx, net::Socket& socket, const net::Message& msg, std::st
   std::map<std::string, std::vector<std::shared_ptr<const std::vector<net::OutFrame>>>> frames;
   std::vector<broker::QueueCopy> copies;
   for (auto& route : routing.routes) {
-    if (route.policy.ack || (!route.endpoint && (route.durable || p->guaranteed))) {
-      // ACK mode is always stored first (§0 row 2: ack without durable counts as durable).
+    // ACK mode is always stored first; an offline durable or guaranteed copy is stored; an online
+    // durable one passes through its queue, so that it cannot overtake a replay of that queue.
+    bool store = route.policy.ack || (!route.endpoint && (route.durable || p->guaranteed));
+    if (store || (route.durable && route.endpoint)) {
       copies.push_back({std::move(route.realm), std::move(route.key), std::move(route.consumer_id),
-                        std::move(route.consumer), route.policy});
+                        std::move(route.consumer), route.policy, !store});
       continue;
     }
     if (!route.endpoint) continue;  // offline, nothing asks to keep it: dropped
@@ -373,17 +375,20 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   spec.consumer_id = r->consumer_id.value_or(spec.id);
   spec.topic = r->mode == "topic";
   spec.group = r->group;
-  spec.durable = r->durable;
   spec.policy = delivery_policy(*r);
+  spec.durable = r->durable || spec.policy.ack;  // §0 row 2: ACK mode without durable counts as durable
   auto endpoint = endpoint_of(socket);
-  auto [key, notices] =
-      ctx.broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.subscribe(spec, endpoint); });
+  auto [key, notices] = ctx.broker.with_realm(kRealm, [&](broker::Realm& realm) {
+    auto out = realm.subscribe(spec, endpoint);
+    // A durable subscription is stored (§0 row 6); a re-subscription without `durable` forgets it.
+    if (spec.durable) ctx.queues.save_subscription(kRealm, spec);
+    else ctx.queues.remove_subscription(kRealm, spec, false);
+    // Every SUBSCRIBE replays what is stored for (realm, key, consumer_id) (§5.4). Posted under the
+    // realm's lock: any message routed to the new subscription reaches the queue after the replay.
+    ctx.queues.replay({kRealm, out.first, spec.consumer_id, spec.consumer, spec.policy}, endpoint);
+    return out;
+  });
   send_notices(notices);
-  // A durable subscription is stored (§0 row 6); a re-subscription without `durable` forgets it.
-  if (spec.durable) ctx.queues.save_subscription(kRealm, spec);
-  else ctx.queues.remove_subscription(kRealm, spec, false);
-  // Every SUBSCRIBE replays what is stored for (realm, key, consumer_id) (§5.4).
-  ctx.queues.replay({kRealm, key, spec.consumer_id, spec.consumer, spec.policy}, endpoint);
 }
 
 // UNSUBSCRIBE (§0 row 4): a key string, or {event, producer, consumer}.
