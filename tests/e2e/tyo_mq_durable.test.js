@@ -139,9 +139,9 @@ eachBackend('a durable subscriber offline gets its messages queued and replayed 
   await server.stop();
 });
 
-// BUG: a durable subscriber without ACK mode that comes back gets messages produced right after its
-// SUBSCRIBE before its stored backlog: live sends leave at once, the replay waits for the queue thread.
-// The reference (memory, sqlite) replays the backlog before it handles the next event.
+// Found by this test (BUG, fixed in cb581af): a durable subscriber without ACK mode that came back got
+// messages produced right after its SUBSCRIBE before its stored backlog (live sends left at once, the
+// replay waited for the queue thread). The reference (memory, sqlite) replays the backlog first.
 eachBackend('the stored backlog comes before messages produced after the SUBSCRIBE (no ACK mode)', async (t, backend) => {
   const server = await startOn(t, backend);
   const p = await connect(t, server);
@@ -822,9 +822,9 @@ eachBackend('after a restart: the cap counts stored rows, dead letters stay dead
   await server.stop();
 }, { backends: PERSISTENT });
 
-// BUG: §0 row 2 treats `ack` without `durable` as durable + ack, and the server does so while it runs
-// (an offline ACK-mode subscriber's copies are queued), but the subscription itself is not stored: after a
-// restart nothing is queued for it any more; and UNSUBSCRIBE leaves its queue behind (§0 row 4).
+// Found by this test (BUG, fixed in cb581af): §0 row 2 treats `ack` without `durable` as durable + ack;
+// the server queued such a subscriber's copies while it ran, but did not store the subscription (after a
+// restart nothing was queued for it) and UNSUBSCRIBE left its queue behind (§0 row 4).
 test('ack:true without durable counts as durable (§0 row 2): its subscription survives a restart and UNSUBSCRIBE drops its queue', async (t) => {
   const store = storeFor(t, 'file');
   let server = await startOn(t, store);
@@ -905,9 +905,9 @@ test('redis going away: confirms answer ok:false and nothing is promised; once i
   await server.stop();
 });
 
-// BUG: an ACK whose deletion cannot be written (redis down) is answered 500, but the engine forgets the
-// copy all the same: it is still in the store, yet a later ACK gets 404 and a new SUBSCRIBE does not
-// replay it, until the server restarts. A failed ACK should leave the copy pending.
+// Found by this test (BUG, fixed in cb581af): an ACK whose deletion could not be written (redis down) was
+// answered 500, but the engine forgot the copy all the same: still in the store, yet a later ACK got 404
+// and a new SUBSCRIBE did not replay it until the server restarted. A failed ACK leaves the copy pending.
 test('redis going away: an ACK that cannot be written fails with 500 and the copy stays pending', async (t) => {
   if (!REDIS_URL) {
     t.skip('SIOMQ_TEST_REDIS_URL is not set');
