@@ -102,7 +102,7 @@ fi
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
 
 # 1. Release build.
 run_step build-release one bash -c "$(declare -f configure); configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build"
