@@ -351,7 +351,13 @@ void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg
   t.bytes += data.size() - piece.size();
   endpoint->transfer_bytes += data.size() - piece.size();
   piece = std::move(data);
-  if (t.pieces.size() < t.total) return;
+  if (t.pieces.size() < t.total) {
+    // A piece sent with an ack id is answered at once; the last one gets the PRODUCE's own answer.
+    if (msg.ack_id)
+      socket.ack(*msg.ack_id, "[{\"ok\":true,\"received\":" + std::to_string(t.pieces.size()) +
+                                  ",\"total\":" + std::to_string(t.total) + "}]");
+    return;
+  }
   std::string joined;
   joined.reserve(t.bytes);
   for (auto& [i, p] : t.pieces) joined += p;

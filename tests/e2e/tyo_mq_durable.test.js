@@ -1050,3 +1050,23 @@ test('a missing data directory is created (and logged); "sqlite" is the file sto
   assert.doesNotMatch(again.logs(), /created the data directory/);
   await again.stop();
 });
+
+test('PRODUCE_CHUNK with ack callbacks: each piece is answered, the last with the confirm', async (t) => {
+  const server = await startOn(t, 'memory');
+  const p = await connect(t, server);
+  const gone = await subscriber(t, server, sub('c'));
+  gone.socket.close();
+  await settle(p);
+  const text = JSON.stringify({ event: 'e', from: 'p', message: 'y'.repeat(3000) });
+  const pieces = [text.slice(0, 1000), text.slice(1000, 2000), text.slice(2000)];
+  const answers = [];
+  for (let i = 0; i < pieces.length; i++) {
+    answers.push(await p.timeout(5000 * TIME_SCALE).emitWithAck('PRODUCE_CHUNK',
+      { transferId: 't1', index: i, total: pieces.length, data: pieces[i] }));
+  }
+  assert.deepEqual(answers, [{ ok: true, received: 1, total: 3 }, { ok: true, received: 2, total: 3 }, { ok: true, stored: 1 }]);
+  const back = await subscriber(t, server, sub('c'));
+  await waitFor(() => back.got.length === 1, 5000, 'the replay');
+  assert.equal(back.got[0].message, 'y'.repeat(3000));
+  await server.stop();
+});
