@@ -83,6 +83,7 @@ struct DurableQueues::State {
     DeliveryPolicy policy;
     std::map<uint64_t, Entry> entries;  // by seq: the delivery order
     size_t uncommitted = 0;             // entries whose write is in progress
+    std::string id;                     // its key in `queues`
   };
 
   State(Broker& b, store::Writer& w, DeliverySink& s, QueueOptions o)
@@ -122,6 +123,7 @@ struct DurableQueues::State {
   std::map<uint64_t, store::DeadRow> dead;  // by seq: oldest first
   std::unordered_map<std::string, uint64_t> dead_by_id;
   std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> stored spec
+  std::vector<std::string> emptied;  // queues that became empty since the last sweep
   uint64_t next_seq = 1;
   QueueStats counters;
 
@@ -142,6 +144,7 @@ struct DurableQueues::State {
     auto [it, fresh] = queues.try_emplace(queue_id(q.realm, q.key, q.consumer_id));
     Queue& queue = it->second;
     if (fresh) {
+      queue.id = it->first;
       queue.realm = q.realm;
       queue.key = q.key;
       queue.consumer_id = q.consumer_id;
@@ -190,6 +193,17 @@ struct DurableQueues::State {
     by_id.erase(e.row.id);
     if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
     q.entries.erase(e.row.seq);
+    // An empty queue holds nothing worth keeping (the next copy or replay brings its consumer and
+    // policy): the sweep drops it, so queues keyed by short-lived socket ids do not pile up.
+    if (q.entries.empty()) emptied.push_back(q.id);
+  }
+
+  void drop_empty_queues() {
+    for (const auto& id : emptied) {
+      auto it = queues.find(id);
+      if (it != queues.end() && it->second.entries.empty()) queues.erase(it);
+    }
+    emptied.clear();
   }
 
   void submit(std::vector<store::Op> ops, std::function<void(const Status&)> then = {}) {
@@ -319,6 +333,7 @@ struct DurableQueues::State {
     expiry_timer.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
       purge_expired();
+      drop_empty_queues();
       schedule_expiry_sweep();
     });
   }
@@ -635,6 +650,7 @@ void DurableQueues::dlq_replay(std::string msg_id, std::function<void(const Resu
 void DurableQueues::stats(std::function<void(const QueueStats&)> done) {
   state_->post([s = state_.get(), done = std::move(done)] {
     QueueStats out = s->counters;
+    out.queues = s->queues.size();
     out.queued = s->by_id.size();
     out.dead = s->dead.size();
     for (const auto& [socket, entries] : s->by_socket) {

@@ -64,6 +64,7 @@ struct QueueCopy {
 };
 
 struct QueueStats {
+  uint64_t queues = 0;     // queues holding rows (empty ones are dropped by the next sweep)
   uint64_t queued = 0;     // rows stored now
   uint64_t in_flight = 0;  // delivered, waiting for an ACK
   uint64_t dead = 0;       // rows in the DLQ

@@ -334,6 +334,23 @@ TEST_F(DurableQueuesTest, DeadLetterListDiscardReplay) {
   EXPECT_EQ(missing.get_future().get().error().code, 404);
 }
 
+TEST_F(DurableQueuesTest, EmptyQueuesAreDroppedByTheSweep) {
+  shutdown();
+  QueueOptions options;
+  options.expiry_interval = 20ms;
+  start(store::open_memory(), options);
+  auto c = online("c", "s1");
+  for (const char* consumer : {"c", "socket-id-1", "socket-id-2"}) enqueue("{}", {copy(consumer, ack_policy())});
+  EXPECT_EQ(stats().queues, 3u);
+  std::string id = msg_id(sink_.wait_for(1).at(0).payload);
+  EXPECT_EQ(ack("s1", id).first, 200);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(stats().queues, 2u);  // the drained one is gone; the two holding rows stay
+  enqueue("{}", {copy("c", ack_policy())});  // and comes back with the next copy
+  EXPECT_EQ(stats().queues, 3u);
+  EXPECT_EQ(sink_.wait_for(2).size(), 2u);
+}
+
 TEST_F(DurableQueuesTest, RemovingADurableSubscriptionDropsItsQueue) {
   enqueue("{}", {copy("c", ack_policy())});
   enqueue("{}", {copy("d", ack_policy())});
