@@ -69,7 +69,35 @@ bool is_array_index(std::string_view key) {
   return v < 4294967295ULL;
 }
 
-void append_value(std::string& out, const simdjson::dom::element& value) {
+bool utf16_less(std::string_view a, std::string_view b) {
+  // UTF-8 byte order is code-point order, which agrees with UTF-16 order except that the surrogates
+  // of U+10000 and above (0xD800-0xDFFF) sort before U+E000-U+FFFF. Compare code points, mapping the
+  // supplementary planes just below U+E000.
+  auto next = [](std::string_view s, size_t& i) -> uint32_t {
+    auto c = static_cast<unsigned char>(s[i]);
+    int extra = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+    uint32_t cp = extra == 0 ? c : c & (0x3f >> extra);
+    ++i;
+    for (int k = 0; k < extra && i < s.size(); ++k, ++i) cp = (cp << 6) | (static_cast<unsigned char>(s[i]) & 0x3f);
+    return cp;
+  };
+  auto unit = [](uint32_t cp) -> uint32_t {
+    if (cp >= 0x10000) return 0xd800 + ((cp - 0x10000) >> 10);  // its high surrogate decides first
+    return cp;
+  };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    uint32_t x = next(a, i), y = next(b, j);
+    if (x == y) continue;
+    uint32_t ux = unit(x), uy = unit(y);
+    if (ux != uy) return ux < uy;
+    // Same high surrogate: the low surrogates order as the code points do.
+    return x < y;
+  }
+  return i >= a.size() && j < b.size();
+}
+
+void append_value(std::string& out, const simdjson::dom::element& value, KeyOrder order) {
   using simdjson::dom::element_type;
   switch (value.type()) {
     case element_type::OBJECT: {
@@ -81,11 +109,16 @@ void append_value(std::string& out, const simdjson::dom::element& value) {
         if (it != fields.end()) it->second = field.value;
         else fields.emplace_back(field.key, field.value);
       }
-      std::stable_partition(fields.begin(), fields.end(), [](const auto& f) { return is_array_index(f.first); });
-      auto index_end = std::find_if(fields.begin(), fields.end(), [](const auto& f) { return !is_array_index(f.first); });
-      std::sort(fields.begin(), index_end, [](const auto& a, const auto& b) {
-        return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
-      });
+      if (order == KeyOrder::sorted) {
+        std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return utf16_less(a.first, b.first); });
+      } else {
+        std::stable_partition(fields.begin(), fields.end(), [](const auto& f) { return is_array_index(f.first); });
+        auto index_end =
+            std::find_if(fields.begin(), fields.end(), [](const auto& f) { return !is_array_index(f.first); });
+        std::sort(fields.begin(), index_end, [](const auto& a, const auto& b) {
+          return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
+        });
+      }
       out.push_back('{');
       bool first = true;
       for (const auto& [k, v] : fields) {
@@ -93,7 +126,7 @@ void append_value(std::string& out, const simdjson::dom::element& value) {
         first = false;
         sio::append_json_string(out, k);
         out.push_back(':');
-        append_value(out, v);
+        append_value(out, v, order);
       }
       out.push_back('}');
       return;
@@ -105,7 +138,7 @@ void append_value(std::string& out, const simdjson::dom::element& value) {
       for (auto el : arr) {
         if (!first) out.push_back(',');
         first = false;
-        append_value(out, el);
+        append_value(out, el, order);
       }
       out.push_back(']');
       return;
@@ -232,14 +265,19 @@ simdjson::simdjson_result<simdjson::dom::element> parse(simdjson::dom::parser& p
   return parser.parse(storage.data(), storage.size());
 }
 
-Result<std::string> normalize(std::string_view json) {
+namespace {
+Result<std::string> rewrite(std::string_view json, KeyOrder order) {
   simdjson::dom::parser parser;
   std::string storage;
   auto doc = parse(parser, json, storage);
   if (doc.error()) return make_error("invalid JSON");
   std::string out;
-  append_value(out, doc.value_unsafe());
+  append_value(out, doc.value_unsafe(), order);
   return out;
 }
+}  // namespace
+
+Result<std::string> normalize(std::string_view json) { return rewrite(json, KeyOrder::as_stringify); }
+Result<std::string> canonical(std::string_view json) { return rewrite(json, KeyOrder::sorted); }
 
 }  // namespace siomq::js

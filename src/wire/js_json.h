@@ -18,10 +18,18 @@ std::string number(double v);
 // True when `key` is an array index ("0", "1", … up to 2^32-2, no leading zeros).
 bool is_array_index(std::string_view key);
 
-// Appends the value as JSON.stringify(value) would.
-void append_value(std::string& out, const simdjson::dom::element& value);
+// The order object keys are written in: JSON.stringify's own, or sorted by UTF-16 code units as
+// tyo-mq's stableStringify does (`Object.keys(o).sort()`), for signatures over canonical JSON.
+enum class KeyOrder { as_stringify, sorted };
+
+// Appends the value as JSON.stringify(value) would (with `sorted`, as stableStringify would).
+void append_value(std::string& out, const simdjson::dom::element& value, KeyOrder order = KeyOrder::as_stringify);
 // JSON.stringify(JSON.parse(text)).
 Result<std::string> normalize(std::string_view json);
+// stableStringify(JSON.parse(text)): compact, keys sorted by UTF-16 code units at every depth (tyo-mq §8.1).
+Result<std::string> canonical(std::string_view json);
+// a < b in UTF-16 code-unit order (JavaScript's default string sort), for UTF-8 strings.
+bool utf16_less(std::string_view a, std::string_view b);
 
 // simdjson holds numbers in 64 bits; JSON.parse takes any magnitude. Returns a copy of `json` whose
 // numbers that do not fit are rewritten as the double JavaScript holds for them ("1e400" becomes null,

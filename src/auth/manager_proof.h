@@ -1,0 +1,48 @@
+// Admin proofs of tyo-mq §8.1: HMAC-SHA256 over action, timestamp, nonce and the canonical JSON of the
+// command's body, within ±5 minutes, each nonce usable once. What the signed manager commands and the
+// authorization decisions check before they do anything.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "wire/result.h"
+
+namespace siomq::auth {
+
+inline constexpr int64_t kProofWindowMs = 300'000;
+inline constexpr int64_t kNonceLifetimeMs = 600'000;  // longer than the window: a replay is always caught
+
+// Nonces that verified, forgotten after kNonceLifetimeMs (§0 row 10). Thread-safe.
+class NonceCache {
+ public:
+  bool used(const std::string& nonce, int64_t now_ms);
+  void remember(const std::string& nonce, int64_t now_ms);
+  size_t size();
+
+ private:
+  void prune(int64_t now_ms);
+  std::mutex mu_;
+  std::unordered_map<std::string, int64_t> seen_;  // nonce -> when it verified
+  int64_t next_prune_ = 0;
+};
+
+// action "\n" String(timestamp) "\n" nonce "\n" stableStringify(body); `body_json` empty means {}.
+Result<std::string> proof_base(std::string_view action, double timestamp_ms, std::string_view nonce,
+                               std::string_view body_json);
+// Lowercase hex HMAC-SHA256 of the base: what a client puts in `signature`.
+Result<std::string> sign_proof(std::string_view action, double timestamp_ms, std::string_view nonce,
+                               std::string_view body_json, std::string_view secret);
+
+// Checks `proof_json` ({timestamp, nonce, signature}; empty when absent) for `action` over `body_json`
+// with `secret`. Errors carry code 401 and the reference's messages: "Missing manager proof",
+// "Invalid manager proof", "Manager proof nonce was already used". The nonce is remembered only when
+// the proof verifies.
+Status verify_proof(std::string_view action, std::string_view body_json, std::string_view proof_json,
+                    std::string_view secret, int64_t now_ms, NonceCache& nonces);
+
+}  // namespace siomq::auth
