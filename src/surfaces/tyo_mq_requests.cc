@@ -8,10 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "wire/durations.h"
 #include "wire/json_spans.h"
 
 namespace siomq::surfaces {
 namespace {
+
+using durations::number;
 
 Error malformed(std::string message) { return make_error(std::move(message), kMalformedRequest); }
 
@@ -68,46 +71,6 @@ Status read_texts(const Fields& f, std::string_view request,
 std::optional<std::string> non_empty(std::string s) {
   if (s.empty()) return std::nullopt;
   return s;
-}
-
-// A JSON number (or the text of a numeric string) as a double; nullopt for anything else.
-std::optional<double> number(std::string_view v) {
-  if (v.empty()) return std::nullopt;
-  double d = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-  if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(d)) return std::nullopt;
-  return d;
-}
-
-// Milliseconds of `value` units, saturating far beyond any timer's reach (about 290 million years).
-int64_t to_ms(double value, double unit_ms) {
-  double ms = std::round(value * unit_ms);
-  constexpr double kMax = 9.0e15;
-  return static_cast<int64_t>(std::clamp(ms, -kMax, kMax));
-}
-
-// "<digits>[.<digits>][ms|s|m|h|d]" (any case) in ms; nullopt if the text does not match.
-std::optional<int64_t> duration_text_ms(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == 0) return std::nullopt;
-  if (i < text.size() && text[i] == '.') {
-    size_t j = ++i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    if (i == j) return std::nullopt;
-  }
-  std::string unit;
-  for (char c : text.substr(i)) unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1000;
-  else if (unit == "ms") scale = 1;
-  else if (unit == "m") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
-  else if (unit == "d") scale = 86'400'000;
-  else return std::nullopt;
-  auto value = number(text.substr(0, i));
-  if (!value) return std::nullopt;
-  return to_ms(*value, scale);
 }
 
 }  // namespace
@@ -236,19 +199,6 @@ Result<std::string> parse_ack(std::string_view object) {
   return make_error("ACK requires msgId", 400);
 }
 
-std::optional<int64_t> parse_duration_ms(std::string_view raw) {
-  std::optional<int64_t> ms;
-  if (raw.empty()) return std::nullopt;
-  if (raw.front() == '"') {
-    auto text = json::unescape(raw);
-    if (text) ms = duration_text_ms(*text);
-  } else if (auto n = number(raw)) {
-    ms = to_ms(*n, 1000);
-  }
-  if (!ms || *ms <= 0) return std::nullopt;
-  return ms;
-}
-
 broker::DeliveryPolicy delivery_policy(const SubscribeRequest& r) {
   broker::DeliveryPolicy p;
   p.ack = r.ack;
@@ -266,20 +216,6 @@ broker::DeliveryPolicy delivery_policy(const SubscribeRequest& r) {
   if (auto ms = parse_duration_ms(f.raw("delay"))) p.retry_delay_ms = *ms;
   p.exponential = f.raw("backoff") == "\"exponential\"";
   return p;
-}
-
-Ttl parse_ttl(std::string_view raw) {
-  if (raw.empty() || raw == "null") return {};
-  if (raw.front() == '"') {
-    auto text = json::unescape(raw);
-    auto ms = text ? duration_text_ms(*text) : std::nullopt;
-    if (!ms) return {Ttl::Kind::never, 0};
-    return {Ttl::Kind::ms, *ms};
-  }
-  auto n = number(raw);
-  if (!n) return {};  // booleans, objects: not a TTL at all
-  if (*n < 0) return {Ttl::Kind::never, 0};
-  return {Ttl::Kind::ms, to_ms(*n, 1000)};
 }
 
 std::optional<int64_t> effective_ttl(const ProduceRequest& r, std::optional<int64_t> producer_default_ms,

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "broker/realm.h"
+#include "wire/durations.h"
 #include "wire/result.h"
 
 namespace siomq::surfaces {
@@ -74,19 +75,14 @@ Result<ProduceRequest> parse_produce(std::string_view object);
 // ACK (§3.7): the message id from msgId, msg_id or id. The error's message is the ACK_FAIL text.
 Result<std::string> parse_ack(std::string_view object);
 
-// A duration of §5.3 with §0 row 7: a number of seconds, or a string "<n>[.<n>]" with an optional unit
-// ms, s, m, h or d (default s, any case). nullopt when absent, zero or invalid (the caller's default applies).
-std::optional<int64_t> parse_duration_ms(std::string_view raw);
+// Durations and TTLs (wire/durations.h), as the requests read them.
+using durations::parse_duration_ms;
+using durations::parse_ttl;
+using durations::Ttl;
+
 // SUBSCRIBE's ACK mode, ack_timeout and retry (§5.2) with their defaults.
 broker::DeliveryPolicy delivery_policy(const SubscribeRequest& request);
 
-// A TTL value (§5.5, §0 row 7): absent (null or missing: the next source applies), never (a negative
-// number, or a string that is not a duration), or a number of milliseconds.
-struct Ttl {
-  enum class Kind { absent, never, ms } kind = Kind::absent;
-  int64_t ms = 0;
-};
-Ttl parse_ttl(std::string_view raw);
 // The TTL of a stored copy (§5.5): the message's ttl, else its lifespan (unless -1), else the
 // producer's default, else the store's. nullopt: never expires.
 std::optional<int64_t> effective_ttl(const ProduceRequest& request, std::optional<int64_t> producer_default_ms,
