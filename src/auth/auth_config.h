@@ -1,0 +1,78 @@
+// The `auth` block of the settings (tyo-mq §6.1, camelCase aliases accepted) and the realm predicates
+// every authentication and gate decision reads. Plain data: a new document gives a new AuthConfig.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace siomq::auth {
+
+struct TokenEntry {
+  std::string token;
+  std::string realm = "default";
+  std::string role = "both";
+  std::string client_id, client_name;
+};
+
+struct ExternalValidator {
+  std::string realm_prefix;
+  std::string auth_url;
+  std::string auth_secret;
+};
+
+struct ManagementToken {
+  std::string token;
+  std::string realm_prefix;
+  bool ephemeral_only = false;
+  std::optional<int64_t> max_ttl_ms;
+};
+
+struct RealmConfig {
+  std::optional<bool> required;
+  std::optional<std::string> key;  // the pre-shared key (`key` or `preshared_key`)
+  std::optional<bool> require_key;
+  std::optional<bool> require_acceptance;
+  std::optional<std::string> manager_key;
+  std::optional<bool> allow_anonymous;
+  std::string e2ee;  // "", "optional" or "required"
+  bool ephemeral = false;
+  std::optional<int64_t> expires_at_ms;
+  std::string auth_url, auth_secret;
+};
+
+struct AuthConfig {
+  bool enabled = false;
+  std::vector<TokenEntry> tokens;
+  std::string jwt_secret;
+  std::string auth_url, auth_secret;
+  std::vector<ExternalValidator> external_validators;
+  std::vector<ManagementToken> management_tokens;
+  std::map<std::string, RealmConfig> realms;
+  std::string env_file;
+  std::string admin_token_env = "TYO_MQ_ADMIN_TOKEN";
+  bool auto_admin_token = true;
+  std::optional<int64_t> ephemeral_realm_ttl_ms;
+
+  const RealmConfig* realm(std::string_view name) const;
+  // §6.1's predicates; all false while auth is off.
+  bool auth_required(std::string_view realm) const;
+  bool key_required(std::string_view realm) const;
+  bool acceptance_required(std::string_view realm) const;
+  // §6.6: ANONYMOUS names.
+  bool anonymous_allowed(std::string_view realm) const;
+  bool has_admin_token() const;
+};
+
+// Reads the block; throws std::runtime_error naming the key on a wrong type. A missing block is "off".
+AuthConfig parse_auth(const nlohmann::json& block);
+
+// roleAllows(role, list): admin, manager and both pass every gate; otherwise the role must be listed.
+bool role_allows(std::string_view role, std::initializer_list<std::string_view> allowed);
+
+}  // namespace siomq::auth
