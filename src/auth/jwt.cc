@@ -2,11 +2,10 @@
 
 #include <openssl/crypto.h>
 
-#include <cmath>
-#include <charconv>
 
 #include "auth/hmac.h"
 #include "wire/base64.h"
+#include "wire/durations.h"
 #include "wire/json_spans.h"
 
 namespace siomq::auth {
@@ -52,13 +51,6 @@ std::string_view member(const std::vector<json::Member>& members, std::string_vi
   return out;
 }
 
-std::optional<double> number(std::string_view raw) {
-  double d = 0;
-  auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), d);
-  if (ec != std::errc() || end != raw.data() + raw.size()) return std::nullopt;
-  return d;
-}
-
 }  // namespace
 
 std::string sign_jwt(std::string_view payload_json, std::string_view secret) {
@@ -98,11 +90,11 @@ Result<JwtGrant> verify_jwt(std::string_view token, std::string_view secret, int
   if (!members) return refused("the payload is not base64url JSON");
   std::string_view exp = member(*members, "exp"), nbf = member(*members, "nbf");
   if (!exp.empty() && exp != "null") {
-    auto e = number(exp);
+    auto e = durations::number(exp);
     if (!e || *e <= static_cast<double>(now_s)) return refused("expired");
   }
   if (!nbf.empty() && nbf != "null") {
-    auto n = number(nbf);
+    auto n = durations::number(nbf);
     if (!n || *n > static_cast<double>(now_s)) return refused("not valid yet");
   }
   JwtGrant grant;

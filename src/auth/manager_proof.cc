@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "auth/hmac.h"
+#include "wire/durations.h"
 #include "wire/js_json.h"
 #include "wire/json_spans.h"
 
@@ -36,28 +37,6 @@ std::optional<std::string> unhex(std::string_view text) {
     out.push_back(static_cast<char>(v));
   }
   return out;
-}
-
-// JavaScript truthiness of a raw JSON value.
-bool truthy(std::string_view v) {
-  return !(v.empty() || v == "false" || v == "null" || v == "\"\"" || v == "0" || v == "-0" || v == "0.0");
-}
-
-// Number(value) for a raw JSON number or numeric string; nullopt when not finite.
-std::optional<double> js_number(std::string_view raw) {
-  std::string text(raw);
-  if (!raw.empty() && raw.front() == '"') {
-    auto s = json::unescape(raw);
-    if (!s) return std::nullopt;
-    text = *s;
-    size_t b = text.find_first_not_of(" \t\r\n"), e = text.find_last_not_of(" \t\r\n");
-    if (b == std::string::npos) return std::nullopt;
-    text = text.substr(b, e - b + 1);
-  }
-  double d = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(d)) return std::nullopt;
-  return d;
 }
 
 }  // namespace
@@ -115,13 +94,13 @@ Status verify_proof(std::string_view action, std::string_view body_json, std::st
     else if (m.key == "nonce") nonce_raw = m.value;
     else if (m.key == "signature") signature_raw = m.value;
   }
-  if (!truthy(timestamp) || !truthy(nonce_raw) || !truthy(signature_raw)) return missing();
-  auto ts = js_number(timestamp);
+  if (!json::truthy(timestamp) || !json::truthy(nonce_raw) || !json::truthy(signature_raw)) return missing();
+  auto ts = durations::js_number(timestamp);
   if (!ts || std::fabs(static_cast<double>(now_ms) - *ts) > kProofWindowMs) return invalid();
   // String(nonce): a string as it is, a number as JavaScript writes it; nothing else signs.
   std::string nonce;
   if (nonce_raw.front() == '"') nonce = json::unescape(nonce_raw).value_or("");
-  else if (auto n = js_number(nonce_raw)) nonce = js::number(*n);
+  else if (auto n = durations::js_number(nonce_raw)) nonce = js::number(*n);
   else return invalid();
   if (nonces.used(nonce, now_ms)) return make_error("Manager proof nonce was already used", 401);
   if (signature_raw.front() != '"') return invalid();

@@ -15,14 +15,9 @@ namespace siomq::surfaces {
 namespace {
 
 using durations::number;
+using json::truthy;
 
 Error malformed(std::string message) { return make_error(std::move(message), kMalformedRequest); }
-
-// JavaScript truthiness of a raw JSON value.
-bool truthy(std::string_view v) {
-  return !(v.empty() || v == "false" || v == "null" || v == "\"\"" || v == "0" || v == "-0" ||
-           v.find_first_not_of("-0.eE+") == std::string_view::npos);
-}
 
 // The members of a request object, looked up as JavaScript reads `obj.name` (the last duplicate wins).
 class Fields {
@@ -211,7 +206,7 @@ broker::DeliveryPolicy delivery_policy(const SubscribeRequest& r) {
   std::string_view attempts = f.raw("max_attempts");
   if (!truthy(attempts)) attempts = f.raw("maxAttempts");
   std::optional<double> n;
-  if (truthy(attempts)) n = attempts.front() == '"' ? number(json::unescape(attempts).value_or("")) : number(attempts);
+  if (truthy(attempts)) n = durations::js_number(attempts);
   if (n && *n != 0) p.max_attempts = static_cast<int>(std::clamp(std::ceil(*n), 1.0, 1.0e6));
   if (auto ms = parse_duration_ms(f.raw("delay"))) p.retry_delay_ms = *ms;
   p.exponential = f.raw("backoff") == "\"exponential\"";

@@ -18,6 +18,15 @@ std::optional<double> number(std::string_view v) {
   return d;
 }
 
+std::optional<double> js_number(std::string_view raw) {
+  if (raw.empty() || raw.front() != '"') return number(raw);
+  auto text = json::unescape(raw);
+  if (!text) return std::nullopt;
+  size_t b = text->find_first_not_of(" \t\r\n"), e = text->find_last_not_of(" \t\r\n");
+  if (b == std::string::npos) return std::nullopt;
+  return number(std::string_view(*text).substr(b, e - b + 1));
+}
+
 namespace {
 
 // Milliseconds of `value` units, saturating far beyond any timer's reach (about 290 million years).

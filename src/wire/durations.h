@@ -10,6 +10,9 @@ namespace siomq::durations {
 
 // A raw JSON number as a finite double; nullopt for anything else.
 std::optional<double> number(std::string_view raw);
+// JavaScript's Number(value) of a raw JSON number or of a JSON string holding one (whitespace around
+// it allowed); nullopt for anything else, and for values that are not finite.
+std::optional<double> js_number(std::string_view raw);
 
 // A duration in ms; nullopt when absent, zero, negative or invalid (the caller's default applies).
 std::optional<int64_t> parse_duration_ms(std::string_view raw);

@@ -171,4 +171,9 @@ Result<std::string> unescape(std::string_view lit) {
   return out;
 }
 
+bool truthy(std::string_view v) {
+  return !(v.empty() || v == "false" || v == "null" || v == "\"\"" || v == "0" || v == "-0" ||
+           v.find_first_not_of("-0.eE+") == std::string_view::npos);
+}
+
 }  // namespace siomq::json

@@ -25,5 +25,7 @@ Result<std::vector<Member>> object_members(std::string_view object);
 Result<std::vector<std::string_view>> array_elements(std::string_view array);
 // The text of a JSON string literal (quotes included), unescaped to UTF-8.
 Result<std::string> unescape(std::string_view literal);
+// JavaScript truthiness of a raw JSON value; an empty view (an absent field) is falsy.
+bool truthy(std::string_view value);
 
 }  // namespace siomq::json
