@@ -16,6 +16,7 @@
 
 #include "broker/broker.h"
 #include "store/writer.h"
+#include "wire/js_json.h"
 #include "wire/socketio.h"
 
 namespace siomq::broker {
@@ -129,9 +130,7 @@ struct DurableQueues::State {
 
   // "msg-" base36(now ms) "-" 12 hex digits, as the reference makes them.
   std::string new_id() {
-    static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-    std::string time;
-    for (uint64_t v = static_cast<uint64_t>(unix_ms()); v; v /= 36) time.insert(time.begin(), kDigits[v % 36]);
+    std::string time = js::base36(static_cast<uint64_t>(unix_ms()));
     for (;;) {
       char hex[13];
       std::snprintf(hex, sizeof hex, "%012llx", static_cast<unsigned long long>(rng() & 0xffffffffffffULL));

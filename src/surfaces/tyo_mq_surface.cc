@@ -15,6 +15,7 @@
 #include "surfaces/ping.h"
 #include "surfaces/tyo_mq_requests.h"
 #include "wire/engineio.h"
+#include "wire/js_json.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
 
@@ -186,17 +187,11 @@ std::vector<std::shared_ptr<const std::vector<net::OutFrame>>> delivery_frames(
   if (eio::utf16_length(payload) <= kChunkThreshold || !attachments.empty())
     return {event_frames(event, payload, attachments)};
   // transferId as the reference makes it: base36(now) "-" random base36; pieces split at UTF-8 boundaries.
-  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-  auto base36 = [](uint64_t v) {
-    std::string out;
-    do out.insert(out.begin(), kDigits[v % 36]); while (v /= 36);
-    return out;
-  };
   uint64_t now = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   uint64_t nonce = 0;
   RAND_bytes(reinterpret_cast<unsigned char*>(&nonce), sizeof nonce);
-  std::string transfer = base36(now) + "-" + base36(nonce);
+  std::string transfer = js::base36(now) + "-" + js::base36(nonce);
   std::vector<std::string_view> pieces;
   std::string_view rest = payload;
   while (!rest.empty()) {

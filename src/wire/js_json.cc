@@ -69,6 +69,13 @@ bool is_array_index(std::string_view key) {
   return v < 4294967295ULL;
 }
 
+std::string base36(uint64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string out;
+  do out.insert(out.begin(), kDigits[v % 36]); while (v /= 36);
+  return out;
+}
+
 bool utf16_less(std::string_view a, std::string_view b) {
   // UTF-8 byte order is code-point order, which agrees with UTF-16 order except that the surrogates
   // of U+10000 and above (0xD800-0xDFFF) sort before U+E000-U+FFFF. Compare code points, mapping the

@@ -5,6 +5,7 @@
 
 #include <simdjson.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,8 @@ namespace siomq::js {
 
 // ECMAScript Number::toString for a finite double; NaN and infinities give "null" as in JSON.
 std::string number(double v);
+// `v.toString(36)` for a non-negative integer: the time and random parts of tyo-mq's ids.
+std::string base36(uint64_t v);
 // True when `key` is an array index ("0", "1", … up to 2^32-2, no leading zeros).
 bool is_array_index(std::string_view key);
 

@@ -123,5 +123,12 @@ TEST(TameNumbers, RewritesOnlyWhatSimdjsonCannotHold) {
   EXPECT_EQ(t->substr(0, 24), "[\"99999999999999999999\",");
 }
 
+TEST(Base36, AsNumberToString36) {
+  EXPECT_EQ(js::base36(0), "0");
+  EXPECT_EQ(js::base36(35), "z");
+  EXPECT_EQ(js::base36(36), "10");
+  EXPECT_EQ(js::base36(1764000000000), "midc1z40");  // (1764000000000).toString(36) in Node
+}
+
 }  // namespace
 }  // namespace siomq::js
