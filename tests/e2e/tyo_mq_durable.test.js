@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { startServer, runServerOnce, tempDir, delay } = require('./lib/server');
-const { connectV4, once: onceArgs, waitFor, withTimeout, RawEio, TIME_SCALE } = require('./lib/clients');
+const { connectV4, once: onceArgs, waitFor, withTimeout, RawEio, TIME_SCALE, onChunked } = require('./lib/clients');
 const { redis } = require('./lib/redis');
 
 const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
@@ -738,17 +738,10 @@ eachBackend('after a graceful restart the stored rows are replayed; a durable su
   await server.stop();
 }, { backends: PERSISTENT });
 
-// Joins CONSUME_CHUNK pieces of `event` into deliveries, pushed onto the returned array.
+// Chunked deliveries of `event`, pushed onto the returned array.
 function collectChunked(socket, event) {
   const got = [];
-  const transfers = new Map();
-  socket.on('CONSUME_CHUNK', (c) => {
-    if (c.event !== event) return;
-    const pieces = transfers.get(c.transferId) || [];
-    pieces[c.index] = c.data;
-    transfers.set(c.transferId, pieces);
-    if (pieces.filter((x) => x !== undefined).length === c.total) got.push(JSON.parse(pieces.join('')));
-  });
+  onChunked(socket, event, (m) => got.push(m));
   return got;
 }
 

@@ -5,7 +5,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { startServer, delay } = require('./lib/server');
-const { connectV4, once: onceArgs, waitFor } = require('./lib/clients');
+const { connectV4, once: onceArgs, waitFor, onChunked } = require('./lib/clients');
 
 const once = async (socket, event) => (await onceArgs(socket, event))[0];
 const PIECE = 256 * 1024;
@@ -31,18 +31,9 @@ function produceChunked(socket, produce) {
   }
 }
 
-// Joins CONSUME_CHUNK pieces; resolves with the first complete delivery of `event`.
+// Resolves with the first complete chunked delivery of `event`.
 function receiveChunked(socket, event) {
-  return new Promise((resolve) => {
-    const transfers = new Map();
-    socket.on('CONSUME_CHUNK', (c) => {
-      if (c.event !== event) return;
-      const t = transfers.get(c.transferId) || [];
-      t[c.index] = c.data;
-      transfers.set(c.transferId, t);
-      if (t.filter((x) => x !== undefined).length === c.total) resolve(JSON.parse(t.join('')));
-    });
-  });
+  return new Promise((resolve) => onChunked(socket, event, resolve));
 }
 
 for (const mib of [1, 20]) {

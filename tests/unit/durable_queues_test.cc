@@ -12,20 +12,12 @@
 
 #include "broker/broker.h"
 #include "store/writer.h"
+#include "fake_endpoint.h"
 
 namespace siomq::broker {
 namespace {
 
 using namespace std::chrono_literals;
-
-class FakeEndpoint : public Endpoint {
- public:
-  explicit FakeEndpoint(std::string id) : id_(std::move(id)) {}
-  const std::string& socket_id() const override { return id_; }
-
- private:
-  std::string id_;
-};
 
 struct Sent {
   std::string socket, key, payload;

@@ -3,18 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "broker/broker.h"
+#include "fake_endpoint.h"
 
 namespace siomq::broker {
 namespace {
-
-class FakeEndpoint : public Endpoint {
- public:
-  explicit FakeEndpoint(std::string id) : id_(std::move(id)) {}
-  const std::string& socket_id() const override { return id_; }
-
- private:
-  std::string id_;
-};
 
 EndpointPtr ep(const char* id) { return std::make_shared<FakeEndpoint>(id); }
 

@@ -249,8 +249,23 @@ function handmadeWebSocket(port, ms = DEFAULT_TIMEOUT_MS) {
   }), ms, 'hand-made websocket handshake');
 }
 
+// Joins the CONSUME_CHUNK pieces of deliveries on `event` (§4.2); calls onDelivery with each parsed one.
+function onChunked(socket, event, onDelivery) {
+  const transfers = new Map();
+  socket.on('CONSUME_CHUNK', (c) => {
+    if (c.event !== event) return;
+    const pieces = transfers.get(c.transferId) || [];
+    pieces[c.index] = c.data;
+    transfers.set(c.transferId, pieces);
+    if (pieces.filter((x) => x !== undefined).length === c.total) {
+      transfers.delete(c.transferId);
+      onDelivery(JSON.parse(pieces.join('')));
+    }
+  });
+}
+
 module.exports = {
   io, Manager, ioV2, WebSocket,
-  withTimeout, once, waitFor, connectV4, connectErrorV4, connectV2, emitAck, ping,
+  withTimeout, once, waitFor, connectV4, connectErrorV4, connectV2, emitAck, ping, onChunked,
   RawEio, clientFrame, handmadeWebSocket, DEFAULT_TIMEOUT_MS, TIME_SCALE,
 };
