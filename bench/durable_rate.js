@@ -4,19 +4,13 @@
 // The producer sends durable PRODUCEs with publisher confirms, keeping at most `window` unconfirmed; the
 // consumer (durable + ack) ACKs each delivery. The run ends when every message is acknowledged (ACK_OK).
 // Prints one JSON line. The Node client is part of the measurement (see issue 6's C++ load generator).
-const path = require('path');
-const { io } = require(path.join(__dirname, '../tests/e2e/node_modules/socket.io-client'));
+const { connect: connectTo } = require('./lib');
 
 const url = process.argv[2] || 'http://127.0.0.1:17352';
+const connect = () => connectTo(url);
 const messages = Number(process.argv[3] || 50000);
 const size = Number(process.argv[4] || 64);
 const window = Number(process.argv[5] || 2000);
-
-const connect = () => new Promise((resolve, reject) => {
-  const s = io(url, { transports: ['websocket'], forceNew: true, reconnection: false });
-  s.once('connect', () => resolve(s));
-  s.once('connect_error', reject);
-});
 
 (async () => {
   const producer = await connect();

@@ -3,8 +3,7 @@
 // Usage: node bench/ping_rate.js [url] [seconds] [window]
 //   window 1 = strict round trips (one PING in flight); larger windows keep that many in flight.
 // Prints one JSON line: {"url","seconds","window","pings","rate_per_s","p50_ms","p99_ms"}.
-const path = require('path');
-const { io } = require(path.join(__dirname, '../tests/e2e/node_modules/socket.io-client'));
+const { io } = require('./lib');
 
 const url = process.argv[2] || 'http://127.0.0.1:17352';
 const seconds = Number(process.argv[3] || 5);

@@ -5,19 +5,13 @@
 // between bursts, so the client never queues unboundedly); the run ends when every consumer has them all.
 // Prints one JSON line. Node clients are slow: the figure is bound by the client side (see issue 6's
 // C++ load generator for the server's limits).
-const path = require('path');
-const { io } = require(path.join(__dirname, '../tests/e2e/node_modules/socket.io-client'));
+const { connect: connectTo } = require('./lib');
 
 const url = process.argv[2] || 'http://127.0.0.1:17352';
+const connect = () => connectTo(url);
 const consumers = Number(process.argv[3] || 1);
 const messages = Number(process.argv[4] || 100000);
 const size = Number(process.argv[5] || 64);
-
-const connect = () => new Promise((resolve, reject) => {
-  const s = io(url, { transports: ['websocket'], forceNew: true, reconnection: false });
-  s.once('connect', () => resolve(s));
-  s.once('connect_error', reject);
-});
 
 (async () => {
   const producer = await connect();
