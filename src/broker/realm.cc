@@ -238,16 +238,10 @@ Realm::Subscription& Realm::upsert(const std::string& key, const SubscribeSpec& 
     it->consumer = spec.consumer;
   }
   Subscription& s = *it;
-  if (s.topic) topics_.erase(s.pattern, s.index_id);
-  s.id = spec.id;
-  s.consumer_id = spec.consumer_id;
+  if (s.spec.topic) topics_.erase(s.pattern, s.index_id);
   s.producers.insert(spec.producer);
-  s.topic = spec.topic;
-  s.group = spec.group;
-  s.durable = spec.durable;
-  s.policy = spec.policy;
   s.spec = spec;
-  if (s.topic) {
+  if (s.spec.topic) {
     s.pattern = lower(spec.event);
     topics_.insert(s.pattern, s.index_id);
     topic_subs_[s.index_id] = {key, spec.consumer};
@@ -269,7 +263,7 @@ std::optional<SubscribeSpec> Realm::unsubscribe(const std::string& key, const st
   auto& subs = it->second;
   auto s = std::find_if(subs.begin(), subs.end(), [&](const Subscription& x) { return x.consumer == consumer; });
   if (s == subs.end()) return std::nullopt;
-  if (s->topic) {
+  if (s->spec.topic) {
     topics_.erase(s->pattern, s->index_id);
     topic_subs_.erase(s->index_id);
   }
@@ -300,7 +294,7 @@ std::optional<int64_t> Realm::producer_default_ttl(const std::string& producer) 
 }
 
 Route Realm::route_to(const std::string& key, const Subscription& s) const {
-  return Route{key, s.consumer, consumer_endpoint(s.consumer), {}, s.consumer_id, s.durable, s.policy};
+  return Route{key, s.consumer, consumer_endpoint(s.consumer), {}, s.spec.consumer_id, s.spec.durable, s.spec.policy};
 }
 
 void Realm::bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint) {
@@ -348,9 +342,9 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
   std::vector<Route> out;
   std::vector<std::pair<std::string, std::vector<Candidate>>> groups;  // in order of first appearance
   for (const auto& cand : candidates) {
-    if (cand.sub->group) {
-      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == *cand.sub->group; });
-      if (g == groups.end()) groups.push_back({*cand.sub->group, {cand}});
+    if (const auto& group = cand.sub->spec.group) {
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == *group; });
+      if (g == groups.end()) groups.push_back({*group, {cand}});
       else g->second.push_back(cand);
       continue;
     }
@@ -389,7 +383,7 @@ std::vector<Route> Realm::group_members(const std::string& group) const {
   std::set<std::string> seen;
   for (const auto& [key, subs] : subscriptions_) {
     for (const auto& s : subs) {
-      if (s.group != group || !seen.insert(s.consumer).second) continue;
+      if (s.spec.group != group || !seen.insert(s.consumer).second) continue;
       if (consumer_endpoint(s.consumer)) out.push_back(route_to(key, s));
     }
   }

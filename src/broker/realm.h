@@ -134,15 +134,9 @@ class Realm {
   struct Subscription {
     uint64_t index_id = 0;
     std::string consumer;
-    std::string id;
-    std::string consumer_id;
     std::set<std::string> producers;
-    bool topic = false;
-    std::string pattern;
-    std::optional<std::string> group;
-    bool durable = false;
-    DeliveryPolicy policy;
-    SubscribeSpec spec;  // as last subscribed, for the store and for UNSUBSCRIBE's answer
+    std::string pattern;  // lower(event), the topic index's key, when spec.topic
+    SubscribeSpec spec;   // as last subscribed: ids, group, durability, policy
   };
   struct Candidate {
     const std::string* key;
