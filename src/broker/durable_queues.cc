@@ -211,8 +211,11 @@ struct DurableQueues::State {
       return;
     }
     writer.submit(std::move(ops), [this, then = std::move(then)](const Status& status) {
-      if (!status) boost::asio::post(io, [this] { ++counters.store_failures; });
-      if (then) boost::asio::post(io, [then, status] { then(status); });
+      if (status && !then) return;
+      boost::asio::post(io, [this, then, status] {
+        if (!status) ++counters.store_failures;
+        if (then) then(status);
+      });
     });
   }
 
@@ -251,13 +254,9 @@ struct DurableQueues::State {
     if (!deadlines.empty()) arm(deadlines.begin()->first);
   }
 
-  // Sends attempt `attempt` of an ACK-mode entry, or the plain payload otherwise.
+  // Sends attempt `attempt` of an entry of an ACK-mode queue and starts its ACK timer.
   void deliver(Entry& e, const EndpointPtr& to, int attempt) {
     const Queue& q = *e.queue;
-    if (!q.policy.ack) {
-      sink.deliver(to, q.key, e.row.payload, e.row.attachments);
-      return;
-    }
     if (e.socket != to->socket_id()) {
       unlink_socket(e);
       e.socket = to->socket_id();
@@ -289,8 +288,10 @@ struct DurableQueues::State {
   }
 
   void on_retry(Entry& e) {
-    // Only a consumer online now gets the retry; otherwise the row waits for its replay (§5.2).
-    if (EndpointPtr to = endpoint_of(*e.queue)) {
+    // Only a consumer online now gets the retry, and only while its queue is still in ACK mode;
+    // otherwise the row waits for its replay (§5.2).
+    EndpointPtr to = e.queue->policy.ack ? endpoint_of(*e.queue) : nullptr;
+    if (to) {
       deliver(e, to, e.attempt + 1);
     } else {
       e.phase = Phase::stored;
