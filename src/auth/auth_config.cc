@@ -132,6 +132,7 @@ AuthConfig parse_auth(const json& block) {
   c.admin_token_env = text(block, a, "admin_token_env", "adminTokenEnv").value_or("TYO_MQ_ADMIN_TOKEN");
   c.auto_admin_token = flag(block, a, "auto_admin_token", "autoAdminToken").value_or(true);
   c.ephemeral_realm_ttl_ms = duration(block, a, "ephemeral_realm_ttl", "ephemeralRealmTtl");
+  if (auto t = duration(block, a, "validator_timeout", "validatorTimeout")) c.validator_timeout_ms = *t;
   return c;
 }
 

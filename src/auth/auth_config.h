@@ -58,6 +58,7 @@ struct AuthConfig {
   std::string admin_token_env = "TYO_MQ_ADMIN_TOKEN";
   bool auto_admin_token = true;
   std::optional<int64_t> ephemeral_realm_ttl_ms;
+  int64_t validator_timeout_ms = 5000;  // an external validator's answer is awaited this long
 
   const RealmConfig* realm(std::string_view name) const;
   // §6.1's predicates; all false while auth is off.

@@ -17,16 +17,6 @@ namespace {
 Error missing() { return make_error("Missing manager proof", 401); }
 Error invalid() { return make_error("Invalid manager proof", 401); }
 
-std::string hex(const unsigned char* bytes, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out.push_back(kDigits[bytes[i] >> 4]);
-    out.push_back(kDigits[bytes[i] & 15]);
-  }
-  return out;
-}
-
 std::optional<std::string> unhex(std::string_view text) {
   if (text.size() % 2) return std::nullopt;
   std::string out;
@@ -80,7 +70,7 @@ Result<std::string> sign_proof(std::string_view action, double timestamp_ms, std
   auto base = proof_base(action, timestamp_ms, nonce, body_json);
   if (!base) return base.error();
   std::string mac = hmac_sha256(secret, *base);
-  return hex(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
+  return to_hex(mac);
 }
 
 Status verify_proof(std::string_view action, std::string_view body_json, std::string_view proof_json,

@@ -10,7 +10,7 @@ Broker::Routing Broker::route_produce(const std::string& realm, std::string_view
   });
   for (auto& route : out.routes) route.realm = realm;
   if (realm != kMirrorRealm) {
-    if (Slot* mirror = existing(kMirrorRealm)) {
+    if (auto mirror = existing(kMirrorRealm)) {
       std::lock_guard lock(mirror->mu);
       auto more = mirror->realm.route(event, from);
       for (auto& route : more) {
@@ -20,6 +20,28 @@ Broker::Routing Broker::route_produce(const std::string& realm, std::string_view
     }
   }
   return out;
+}
+
+std::vector<std::string> Broker::realm_names() {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, slot] : realms_) out.push_back(name);
+  return out;
+}
+
+std::vector<EndpointPtr> Broker::remove_realm(const std::string& name) {
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard lock(mu_);
+    auto it = realms_.find(name);
+    if (it == realms_.end()) return {};
+    slot = std::move(it->second);
+    realms_.erase(it);
+  }
+  std::lock_guard lock(slot->mu);
+  auto members = slot->realm.members();
+  slot->realm = Realm();
+  return members;
 }
 
 }  // namespace siomq::broker

@@ -28,30 +28,36 @@ class Broker {
   // Runs `f(Realm&)` under the realm's lock, creating the realm on first use; returns what f returns.
   template <class F>
   auto with_realm(const std::string& name, F&& f) {
-    Slot& slot = slot_for(name);
-    std::lock_guard lock(slot.mu);
-    return f(slot.realm);
+    std::shared_ptr<Slot> slot = slot_for(name);
+    std::lock_guard lock(slot->mu);
+    return f(slot->realm);
   }
+
+  // The names of the realms that exist now.
+  std::vector<std::string> realm_names();
+  // Forgets a realm's live state (remove_realm, an expired ephemeral realm); returns the connections
+  // that were bound in it. A call already inside the realm finishes on the detached state.
+  std::vector<EndpointPtr> remove_realm(const std::string& name);
 
  private:
   struct Slot {
     std::mutex mu;
     Realm realm;
   };
-  Slot* existing(const std::string& name) {
+  std::shared_ptr<Slot> existing(const std::string& name) {
     std::lock_guard lock(mu_);
     auto it = realms_.find(name);
-    return it == realms_.end() ? nullptr : it->second.get();
+    return it == realms_.end() ? nullptr : it->second;
   }
-  Slot& slot_for(const std::string& name) {
+  std::shared_ptr<Slot> slot_for(const std::string& name) {
     std::lock_guard lock(mu_);
     auto& slot = realms_[name];
-    if (!slot) slot = std::make_unique<Slot>();
-    return *slot;
+    if (!slot) slot = std::make_shared<Slot>();
+    return slot;
   }
 
   std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Slot>> realms_;  // slots are never removed while the server runs
+  std::map<std::string, std::shared_ptr<Slot>> realms_;
 };
 
 }  // namespace siomq::broker

@@ -503,6 +503,42 @@ struct DurableQueues::State {
     submit(std::move(ops));
   }
 
+  void purge_realm(const std::string& realm, const std::function<void(const Status&)>& done) {
+    std::vector<store::Op> ops;
+    for (auto it = queues.begin(); it != queues.end();) {
+      if (it->second.realm != realm) {
+        ++it;
+        continue;
+      }
+      std::vector<Entry*> all;
+      for (auto& [seq, e] : it->second.entries) all.push_back(&e);
+      for (Entry* e : all) {
+        ops.push_back(delete_row(e->row.seq));
+        remove(*e);
+      }
+      it = queues.erase(it);
+    }
+    for (auto it = dead.begin(); it != dead.end();) {
+      if (it->second.row.realm != realm) {
+        ++it;
+        continue;
+      }
+      ops.push_back(store::Op{store::Op::Kind::delete_dead, it->first, {}, {}});
+      dead_by_id.erase(it->second.row.id);
+      it = dead.erase(it);
+    }
+    const std::string prefix = realm + '\0';
+    for (auto it = stored_specs.begin(); it != stored_specs.end();) {
+      if (!it->first.starts_with(prefix)) {
+        ++it;
+        continue;
+      }
+      ops.push_back(store::Op{store::Op::Kind::delete_subscription, 0, it->first, {}});
+      it = stored_specs.erase(it);
+    }
+    submit(std::move(ops), done);
+  }
+
   void dlq_replay(const std::string& msg_id, const std::function<void(const Result<std::string>&)>& done) {
     auto d = dead_by_id.find(msg_id);
     if (d == dead_by_id.end()) return done(make_error("DLQ entry not found", 404));
@@ -632,10 +668,12 @@ void DurableQueues::dlq_list(std::optional<std::string> realm, std::function<voi
   });
 }
 
-void DurableQueues::dlq_discard(std::string msg_id, std::function<void(const Status&)> done) {
-  state_->post([s = state_.get(), msg_id = std::move(msg_id), done = std::move(done)] {
+void DurableQueues::dlq_discard(std::string msg_id, std::optional<std::string> realm,
+                                std::function<void(const Status&)> done) {
+  state_->post([s = state_.get(), msg_id = std::move(msg_id), realm = std::move(realm), done = std::move(done)] {
     auto d = s->dead_by_id.find(msg_id);
-    if (d == s->dead_by_id.end()) return done(make_error("DLQ entry not found", 404));
+    if (d == s->dead_by_id.end() || (realm && s->dead.at(d->second).row.realm != *realm))
+      return done(make_error("DLQ entry not found", 404));
     uint64_t seq = d->second;
     s->dead.erase(seq);
     s->dead_by_id.erase(d);
@@ -643,8 +681,18 @@ void DurableQueues::dlq_discard(std::string msg_id, std::function<void(const Sta
   });
 }
 
-void DurableQueues::dlq_replay(std::string msg_id, std::function<void(const Result<std::string>&)> done) {
-  state_->post([s = state_.get(), msg_id = std::move(msg_id), done = std::move(done)] { s->dlq_replay(msg_id, done); });
+void DurableQueues::dlq_replay(std::string msg_id, std::optional<std::string> realm,
+                               std::function<void(const Result<std::string>&)> done) {
+  state_->post([s = state_.get(), msg_id = std::move(msg_id), realm = std::move(realm), done = std::move(done)] {
+    auto d = s->dead_by_id.find(msg_id);
+    if (d != s->dead_by_id.end() && realm && s->dead.at(d->second).row.realm != *realm)
+      return done(make_error("DLQ entry not found", 404));
+    s->dlq_replay(msg_id, done);
+  });
+}
+
+void DurableQueues::purge_realm(std::string realm, std::function<void(const Status&)> done) {
+  state_->post([s = state_.get(), realm = std::move(realm), done = std::move(done)] { s->purge_realm(realm, done); });
 }
 
 void DurableQueues::stats(std::function<void(const QueueStats&)> done) {

@@ -113,11 +113,16 @@ class DurableQueues {
 
   // The DLQ (§5.6), behind the management commands. dlq_list: oldest first, every realm when nullopt.
   void dlq_list(std::optional<std::string> realm, std::function<void(std::vector<store::DeadRow>)> done);
-  // 404 when there is no such entry.
-  void dlq_discard(std::string msg_id, std::function<void(const Status&)> done);
+  // 404 when there is no such entry (in `realm`, when given).
+  void dlq_discard(std::string msg_id, std::optional<std::string> realm, std::function<void(const Status&)> done);
   // Stores the message again under a new id with the default TTL and drops the DLQ entry; if the
-  // consumer is online, its queue is replayed. `done` gets the new id.
-  void dlq_replay(std::string msg_id, std::function<void(const Result<std::string>&)> done);
+  // consumer is online, its queue is replayed. `done` gets the new id; 404 as dlq_discard.
+  void dlq_replay(std::string msg_id, std::optional<std::string> realm,
+                  std::function<void(const Result<std::string>&)> done);
+
+  // A removed realm (management's remove_realm, an expired ephemeral realm): every stored row, DLQ
+  // entry and durable subscription of `realm` is deleted. `done` (optional) once that is written.
+  void purge_realm(std::string realm, std::function<void(const Status&)> done);
 
   void stats(std::function<void(const QueueStats&)> done);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <utility>
 
 #include "wire/json_spans.h"
@@ -28,6 +29,10 @@ std::string object(std::initializer_list<std::pair<std::string_view, std::string
   }
   out.push_back('}');
   return out;
+}
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::optional<int64_t> integer(std::string_view text) {
@@ -254,6 +259,7 @@ Realm::Subscription& Realm::upsert(const std::string& key, const SubscribeSpec& 
 void Realm::restore(const SubscribeSpec& spec) {
   Consumer& c = consumers_[spec.consumer];
   if (c.id.empty()) c.id = spec.id;
+  c.offline_since_ms = steady_ms();
   upsert(subscription_key(spec.producer, spec.event), spec);
 }
 
@@ -393,10 +399,12 @@ std::vector<Route> Realm::group_members(const std::string& group) const {
 std::vector<Notice> Realm::disconnect(const EndpointPtr& endpoint) {
   // Every name on the connection goes offline first, so nobody is told about a peer on the same socket.
   std::vector<std::string> gone_producers, gone_consumers;
+  const int64_t now = steady_ms();
   for (auto& [name, p] : producers_) {
     if (p.endpoint == endpoint) {
       p.online = false;
       p.endpoint = nullptr;
+      p.offline_since_ms = now;
       gone_producers.push_back(name);
     }
   }
@@ -404,6 +412,7 @@ std::vector<Notice> Realm::disconnect(const EndpointPtr& endpoint) {
     if (c.endpoint == endpoint) {
       c.online = false;
       c.endpoint = nullptr;
+      c.offline_since_ms = now;
       gone_consumers.push_back(name);
     }
   }
@@ -425,6 +434,62 @@ std::vector<Notice> Realm::disconnect(const EndpointPtr& endpoint) {
                      object({{"event", quoted("DISCONNECT")}, {"socket", socket}, {"consumer", quoted(name)}})});
     }
   }
+  return out;
+}
+
+size_t Realm::evict_idle(int64_t now_ms, int64_t ttl_ms) {
+  auto idle = [&](bool online, int64_t since) { return !online && now_ms - since > ttl_ms; };
+  // The non-durable subscriptions to drop: of idle consumers, and naming idle producers.
+  std::set<std::string> idle_producers;
+  for (const auto& [name, p] : producers_) {
+    if (idle(p.online, p.offline_since_ms)) idle_producers.insert(name);
+  }
+  std::vector<std::pair<std::string, std::string>> drop;  // (key, consumer)
+  for (const auto& [key, subs] : subscriptions_) {
+    for (const auto& s : subs) {
+      if (s.spec.durable) continue;
+      auto c = consumers_.find(s.consumer);
+      bool consumer_idle = c == consumers_.end() || idle(c->second.online, c->second.offline_since_ms);
+      bool names_idle_producer = std::any_of(s.producers.begin(), s.producers.end(),
+                                             [&](const std::string& p) { return idle_producers.count(p) > 0; });
+      if (consumer_idle || names_idle_producer) drop.emplace_back(key, s.consumer);
+    }
+  }
+  for (const auto& [key, consumer] : drop) unsubscribe(key, consumer);
+  // A consumer name goes when it is idle and nothing durable is left under it.
+  std::map<std::string, std::set<std::string>> linked;  // consumer -> producers its subscriptions name
+  for (const auto& [key, subs] : subscriptions_) {
+    for (const auto& s : subs) linked[s.consumer].insert(s.producers.begin(), s.producers.end());
+  }
+  size_t forgotten = 0;
+  for (auto it = consumers_.begin(); it != consumers_.end();) {
+    if (idle(it->second.online, it->second.offline_since_ms) && !linked.count(it->first)) {
+      for (auto& [name, p] : producers_) p.subscribers.erase(it->first);
+      it = consumers_.erase(it);
+      ++forgotten;
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& name : idle_producers) {
+    producers_.erase(name);
+    ++forgotten;
+  }
+  // Consumers keep naming only producers that a subscription still links them to.
+  for (auto& [name, c] : consumers_) {
+    const auto& still = linked[name];
+    std::erase_if(c.subscribe_tos, [&](const std::string& p) { return !still.count(p); });
+  }
+  return forgotten;
+}
+
+Realm::Counts Realm::counts() const {
+  Counts out;
+  out.producers = producers_.size();
+  out.consumers = consumers_.size();
+  for (const auto& [name, p] : producers_) out.producers_online += p.online;
+  for (const auto& [name, c] : consumers_) out.consumers_online += c.online;
+  out.keys = subscriptions_.size();
   return out;
 }
 

@@ -113,6 +113,17 @@ class Realm {
   // The connection went away: every name bound to it goes offline (§0 row 5); returns the presence events.
   std::vector<Notice> disconnect(const EndpointPtr& endpoint);
 
+  // Idle eviction (§11.2 with §0 row 6): names offline for longer than `ttl_ms` are forgotten with their
+  // non-durable subscriptions, and so are the non-durable subscriptions naming such a producer. Durable
+  // subscriptions (and a consumer name that still has one) stay. Returns the names forgotten.
+  size_t evict_idle(int64_t now_ms, int64_t ttl_ms);
+
+  // What /api/stats and the `stats` command show of a realm.
+  struct Counts {
+    size_t producers = 0, producers_online = 0, consumers = 0, consumers_online = 0, keys = 0;
+  };
+  Counts counts() const;
+
   size_t producer_count() const { return producers_.size(); }
   size_t consumer_count() const { return consumers_.size(); }
   size_t subscription_count() const;
@@ -122,6 +133,7 @@ class Realm {
     std::string id;
     EndpointPtr endpoint;
     bool online = false;
+    int64_t offline_since_ms = 0;  // steady clock
     std::optional<int64_t> default_ttl_ms;
     std::set<std::string> subscribers;  // consumer names
   };
@@ -129,6 +141,7 @@ class Realm {
     std::string id;
     EndpointPtr endpoint;
     bool online = false;
+    int64_t offline_since_ms = 0;  // steady clock
     std::set<std::string> subscribe_tos;  // producer names as given, case kept
   };
   struct Subscription {

@@ -75,16 +75,19 @@ bool EngineServer::handle(const std::shared_ptr<HttpConnection>& conn, HttpReque
   }
   if (r.websocket) {
     std::string remote = conn->remote_address();
+    std::string forwarded(request["X-Forwarded-For"]);
     Worker& worker = conn->worker();
     int protocol = r.protocol;
-    conn->accept_websocket(request, [this, protocol, remote, &worker](boost::asio::ip::tcp::socket socket,
-                                                                      std::string leftover) {
+    conn->accept_websocket(request, [this, protocol, remote, forwarded, &worker](boost::asio::ip::tcp::socket socket,
+                                                                                 std::string leftover) {
       auto session = create(worker, protocol, remote);
+      session->set_forwarded_for(forwarded);
       session->open_websocket(std::move(socket), std::move(leftover), factory_(*session));
     });
     return true;
   }
   auto session = create(conn->worker(), r.protocol, conn->remote_address());
+  session->set_forwarded_for(std::string(request["X-Forwarded-For"]));
   session->open_polling(conn, request, factory_(*session));
   return true;
 }

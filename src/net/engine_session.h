@@ -32,6 +32,9 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   int protocol() const { return protocol_; }
   Worker& worker() { return worker_; }
   const std::string& remote_address() const { return remote_address_; }
+  // The X-Forwarded-For header of the handshake ("" without one): the client's address behind a proxy.
+  const std::string& forwarded_for() const { return forwarded_for_; }
+  void set_forwarded_for(std::string value) { forwarded_for_ = std::move(value); }
   bool is_open() const { return !closed_; }
   bool is_websocket() const { return ws_ != nullptr; }
 
@@ -83,6 +86,7 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   int protocol_;
   const TransportOptions& options_;
   std::string remote_address_;
+  std::string forwarded_for_;
   std::unique_ptr<SessionHandler> handler_;
 
   std::shared_ptr<WebSocketConnection> ws_;     // the WebSocket transport, once there is one

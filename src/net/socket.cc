@@ -27,6 +27,7 @@ Socket::Socket(SioClient& client, std::string nsp, std::string id)
 EngineSession& Socket::session() { return client_.session(); }
 int Socket::protocol() const { return client_.session().protocol(); }
 const std::string& Socket::remote_address() const { return client_.session().remote_address(); }
+const std::string& Socket::forwarded_for() const { return client_.session().forwarded_for(); }
 
 void Socket::emit(std::string_view event, std::string_view args, std::vector<std::string> attachments) {
   std::string array;

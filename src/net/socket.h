@@ -36,6 +36,7 @@ class Socket : public std::enable_shared_from_this<Socket> {
   EngineSession& session();
   int protocol() const;
   const std::string& remote_address() const;
+  const std::string& forwarded_for() const;
   bool connected() const { return connected_; }
 
   // Sends `["<event>",<args>]`; `args` is the JSON text of the arguments, comma-separated, or empty.

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "auth/live_settings.h"
 #include "broker/broker.h"
 #include "broker/durable_queues.h"
 #include "net/engine_server.h"
@@ -47,6 +49,10 @@ int run(const Options& opt) {
   if (opt.diagnostics) settings.diagnostics = true;
 
   if (!opt.storage.empty()) settings.storage.backend = opt.storage == "sqlite" ? "file" : opt.storage;
+  // Auth, limits and idle eviction are read live from here on; management commands write it back.
+  auth::LiveSettings live(settings.document ? *settings.document : nlohmann::json::object(), opt.settings_file,
+                          [](const nlohmann::json& doc) { server::settings_from_json(doc); });
+  if (auto line = live.bootstrap_admin_token(); !line.empty()) spdlog::info("{}", line);
 
   // The store first: a data directory that cannot be read stops the start-up (exit code 3).
   const server::StorageSettings& st = settings.storage;
@@ -67,7 +73,7 @@ int run(const Options& opt) {
   for (const auto& restored : queues.load(std::move(contents)))
     broker.with_realm(restored.first, [&](broker::Realm& r) { r.restore(restored.second); });
   queues.start();
-  surfaces::register_tyo_mq(sio, broker, queues, {st.default_ttl_ms});
+  auto housekeeping = surfaces::register_tyo_mq(sio, broker, queues, live, {st.default_ttl_ms});
   if (settings.diagnostics) surfaces::register_diagnostics(sio);
 
   const net::TransportOptions& transport = settings.transport;
@@ -96,15 +102,11 @@ int run(const Options& opt) {
         if (sig == SIGHUP) {
           if (opt.settings_file.empty()) {
             spdlog::info("SIGHUP: no settings file to reload");
+          } else if (auto s = live.reload(); s) {
+            spdlog::info("SIGHUP: settings reloaded from {} (transport and storage settings apply at the next start)",
+                         opt.settings_file);
           } else {
-            try {
-              auto fresh = server::load_settings_file(opt.settings_file);
-              settings.document = fresh.document;
-              spdlog::info("SIGHUP: settings reloaded from {} (transport settings apply at the next start)",
-                           opt.settings_file);
-            } catch (const std::exception& e) {
-              spdlog::error("SIGHUP: keeping the last good settings: {}", e.what());
-            }
+            spdlog::error("SIGHUP: keeping the last good settings: {}", s.error().message);
           }
           signals.async_wait(on_signal);
           return;
@@ -112,6 +114,21 @@ int run(const Options& opt) {
         spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         signals_io.stop();
       };
+  // Once a second: a changed settings file is re-read, and the surface does its housekeeping.
+  boost::asio::steady_timer tick(signals_io);
+  std::function<void(const boost::system::error_code&)> on_tick = [&](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (auto changed = live.reload_if_changed()) {
+      if (*changed) spdlog::info("settings file {} changed: reloaded", opt.settings_file);
+      else spdlog::error("settings file changed but keeping the last good settings: {}", changed->error().message);
+    }
+    housekeeping();
+    tick.expires_after(std::chrono::seconds(1));
+    tick.async_wait(on_tick);
+  };
+  housekeeping();
+  tick.expires_after(std::chrono::seconds(1));
+  tick.async_wait(on_tick);
   signals.async_wait(on_signal);
   signals_io.run();
 

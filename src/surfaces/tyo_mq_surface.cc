@@ -1,11 +1,14 @@
 #include "surfaces/tyo_mq_surface.h"
 
+#include "surfaces/tyo_mq_context.h"
+
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include <openssl/rand.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "broker/broker.h"
 #include "broker/durable_queues.h"
@@ -22,98 +25,15 @@
 namespace siomq::surfaces {
 namespace {
 
-const std::string kRealm = "default";  // until the auth issue brings realms
-
-// What every handler reaches: the live registry, the durable queues and the store's default TTL.
-struct Context {
-  broker::Broker& broker;
-  broker::DurableQueues& queues;
-  TyoMqOptions options;
-};
-
 // Deliveries longer than this (in UTF-16 code units, as JavaScript measures) go out as CONSUME_CHUNK pieces.
 constexpr size_t kChunkThreshold = 262144;
 // Bytes of unfinished PRODUCE_CHUNK transfers one socket may hold.
 constexpr size_t kMaxChunkedBytesPerSocket = 64 * 1024 * 1024;
 
-// A PRODUCE arriving in pieces (§3.6).
-struct ChunkedTransfer {
-  size_t total = 0;
-  size_t bytes = 0;
-  std::map<size_t, std::string> pieces;
-};
-
-// A socket as the broker sees it; `send` may be called from any worker.
-class SocketEndpoint : public broker::Endpoint {
- public:
-  explicit SocketEndpoint(net::Socket& socket)
-      : worker_(socket.session().worker()), socket_(socket.weak_from_this()), id_(socket.id()) {}
-  const std::string& socket_id() const override { return id_; }
-
-  // PRODUCE_CHUNK transfers in progress; touched only on the socket's own worker, dropped with the socket.
-  std::map<std::string, ChunkedTransfer> transfers;
-  size_t transfer_bytes = 0;
-
-  void send(std::shared_ptr<const std::vector<net::OutFrame>> frames) {
-    auto deliver = [socket = socket_, frames] {
-      if (auto s = socket.lock()) s->send_frames(*frames);
-    };
-    if (worker_.is_current()) deliver();
-    else boost::asio::post(worker_.io(), std::move(deliver));
-  }
-
- private:
-  net::Worker& worker_;
-  std::weak_ptr<net::Socket> socket_;
-  std::string id_;
-};
-
-// An event frame or an ack answer for a socket, sendable from any thread.
-std::shared_ptr<const std::vector<net::OutFrame>> event_frames(std::string_view event, std::string_view payload,
-                                                               std::vector<std::string> attachments = {});
-std::shared_ptr<const std::vector<net::OutFrame>> ack_frames(uint64_t ack_id, std::string_view json_array) {
-  return std::make_shared<const std::vector<net::OutFrame>>(net::encode_event("/", ack_id, true, json_array, {}));
-}
-
-std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket) {
-  auto e = socket.state<SocketEndpoint>();
-  if (!e) {
-    e = std::make_shared<SocketEndpoint>(socket);
-    socket.set_state(e);
-  }
-  return e;
-}
-
-std::shared_ptr<const std::vector<net::OutFrame>> event_frames(std::string_view event, std::string_view payload,
-                                                               std::vector<std::string> attachments) {
-  std::string array = "[";
-  sio::append_json_string(array, event);
-  array.push_back(',');
-  array.append(payload);
-  array.push_back(']');
-  return std::make_shared<const std::vector<net::OutFrame>>(
-      net::encode_event("/", std::nullopt, false, array, std::move(attachments)));
-}
-
 void send_notices(const std::vector<broker::Notice>& notices) {
   for (const auto& n : notices) {
     if (auto e = std::static_pointer_cast<SocketEndpoint>(n.to)) e->send(event_frames(n.event, n.payload));
   }
-}
-
-std::string error_object(int code, std::string_view message) {
-  std::string out = "{\"message\":";
-  sio::append_json_string(out, message);
-  out += ",\"code\":" + std::to_string(code) + "}";
-  return out;
-}
-
-// {ok:false, code, message}: the failure answer to an ack callback.
-std::string error_reply(int code, std::string_view message) {
-  std::string out = "{\"ok\":false,\"code\":" + std::to_string(code) + ",\"message\":";
-  sio::append_json_string(out, message);
-  out.push_back('}');
-  return out;
 }
 
 // ERROR to the socket (§0 row 1), and {ok:false, code:400, message} to its ack callback if it asked.
@@ -219,17 +139,17 @@ void send_all(const broker::EndpointPtr& to, const std::vector<std::shared_ptr<c
   for (const auto& f : frames) e->send(f);
 }
 
-// Broadcast (§4.6): never stored, never mirrored to "*".
-void broadcast(broker::Broker& broker, const ProduceRequest& p, const std::string& payload,
+// Broadcast (§4.6) in `realm`: never stored, never mirrored to "*".
+void broadcast(broker::Broker& broker, const std::string& realm, const ProduceRequest& p, const std::string& payload,
                const std::vector<std::string>& attachments) {
   if (p.broadcast_scope == "group" && p.group) {
-    auto routes = broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.group_members(*p.group); });
+    auto routes = broker.with_realm(realm, [&](broker::Realm& r) { return r.group_members(*p.group); });
     for (const auto& r : routes) send_all(r.endpoint, delivery_frames("CONSUME-" + r.key, payload, attachments));
     return;
   }
   // The realm's four events (the reference's misnamed fifth, <p>-TM-ALL-CONSUME, is not sent: §0 row 12).
-  auto members = broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.members(); });
-  std::vector<std::shared_ptr<const std::vector<net::OutFrame>>> frames;
+  auto members = broker.with_realm(realm, [&](broker::Realm& r) { return r.members(); });
+  std::vector<FramesPtr> frames;
   for (const std::string& event : {"CONSUME-" + p.event, "CONSUME-" + broker::subscription_key(p.from, p.event),
                                    "CONSUME-tyo-mq-all-" + broker::lower(p.event),
                                    "CONSUME-" + broker::lower(p.from) + std::string(broker::kAllEventsSuffix)})
@@ -244,22 +164,48 @@ std::string confirm_reply(size_t stored, const Status& status) {
   return "[" + error_reply(status.error().code ? status.error().code : 500, status.error().message) + "]";
 }
 
+// §11.1's message and byte buckets for one PRODUCE or PRODUCE_CHUNK of `cost` bytes; false when it is
+// dropped (RATE_LIMITED, and the ack callback, if any, gets {ok:false, code:429}).
+bool within_rate(const auth::Snapshot& snap, net::Socket& socket, SocketEndpoint& endpoint, const net::Message& msg,
+                 size_t cost) {
+  const auth::LimitValues& l = snap.limits.for_realm(endpoint.realm());
+  if (l.messages_per_second <= 0 && l.bytes_per_second <= 0) return true;
+  int64_t now = steady_ms();
+  const char* reason = nullptr;
+  int64_t wait = endpoint.messages.take(1, l.messages_per_second,
+                                        l.message_burst > 0 ? l.message_burst : 3 * l.messages_per_second, now);
+  if (wait) reason = "messages_per_second";
+  if (!wait) {
+    wait = endpoint.bytes.take(static_cast<double>(cost), l.bytes_per_second,
+                               l.bytes_burst > 0 ? l.bytes_burst : 2 * l.bytes_per_second, now);
+    if (wait) reason = "bytes_per_second";
+  }
+  if (!wait) return true;
+  rate_limited(socket, endpoint, reason, wait);
+  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + error_reply(429, std::string("rate limited: ") + reason) + "]");
+  return false;
+}
+
 // PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments. Each routed
 // copy is sent live or stored, as §5.1's table says.
-void produce(Context& ctx, net::Socket& socket, const net::Message& msg, std::string_view object,
-             const std::vector<std::string>& attachments) {
+void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, const std::shared_ptr<SocketEndpoint>& self,
+             const net::Message& msg, std::string_view object, const std::vector<std::string>& attachments) {
+  SocketEndpoint& endpoint = *self;
   auto p = parse_produce(object);
   if (!p) return reply_error(socket, msg, p.error());
+  const std::string realm = endpoint.realm();
+  if (const auth::RealmConfig* rc = snap.auth.realm(realm); rc && rc->e2ee == "required" && p->enc.empty())
+    return reply_error(socket, msg, Error{-6, "Realm '" + realm + "' requires end-to-end encrypted messages (enc)"});
   std::string payload = delivery_payload(*p);
   if (p->broadcast) {
-    broadcast(ctx.broker, *p, payload, attachments);
+    broadcast(ctx.broker, realm, *p, payload, attachments);
     if (msg.ack_id) socket.ack(*msg.ack_id, confirm_reply(0, Ok{}));
     return;
   }
-  auto endpoint = endpoint_of(socket);
-  auto routing = ctx.broker.route_produce(kRealm, p->event, p->from, p->id, endpoint);
+  endpoint.realms.insert(realm);  // `from` binds a producer name here
+  auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, self);
   // One encoding per subscription key, shared by every consumer under it.
-  std::map<std::string, std::vector<std::shared_ptr<const std::vector<net::OutFrame>>>> frames;
+  std::map<std::string, std::vector<FramesPtr>> frames;
   std::vector<broker::QueueCopy> copies;
   for (auto& route : routing.routes) {
     // ACK mode is always stored first; an offline durable or guaranteed copy is stored; an online
@@ -286,23 +232,28 @@ void produce(Context& ctx, net::Socket& socket, const net::Message& msg, std::st
   message->ttl_ms = effective_ttl(*p, routing.default_ttl_ms, ctx.options.default_ttl_ms);
   broker::DurableQueues::Confirm done;
   if (msg.ack_id) {
-    done = [endpoint, ack_id = *msg.ack_id](size_t stored, const Status& status) {
-      endpoint->send(ack_frames(ack_id, confirm_reply(stored, status)));
+    done = [self, ack_id = *msg.ack_id](size_t stored, const Status& status) {
+      self->send(ack_frames(ack_id, confirm_reply(stored, status)));
     };
   }
   ctx.queues.enqueue(std::move(message), std::move(copies), std::move(done));
 }
 
 void on_produce(Context& ctx, net::Socket& socket, const net::Message& msg) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto endpoint = endpoint_of(socket);
+  if (!admit(ctx, snap, socket, *endpoint, msg, "PRODUCE", {"producer"})) return;
+  if (!within_rate(snap, socket, *endpoint, msg, msg.json.size())) return;
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return;
-  produce(ctx, socket, msg, *object, {msg.attachments.begin(), msg.attachments.end()});
+  produce(ctx, snap, socket, endpoint, msg, *object, {msg.attachments.begin(), msg.attachments.end()});
 }
 
 // ACK (§3.7): every outcome goes out as ACK_OK / ACK_FAIL and to the ack callback, if there is one.
 void on_ack(Context& ctx, net::Socket& socket, const net::Message& msg) {
   auto endpoint = endpoint_of(socket);
+  if (!admit(ctx, ctx.settings.current(), socket, *endpoint, msg, "ACK", {"consumer"})) return;
   auto answer = [endpoint, ack_id = msg.ack_id](int code, const std::string& id, const std::string& message) {
     std::string payload;
     if (code == 200) {
@@ -319,13 +270,17 @@ void on_ack(Context& ctx, net::Socket& socket, const net::Message& msg) {
   auto object = request_object(msg.json, storage);
   auto id = object ? parse_ack(*object) : Result<std::string>(make_error("Invalid ACK JSON", 400));
   if (!id) return answer(400, "", id.error().message);
-  ctx.queues.ack(kRealm, socket.id(), *id, [answer, id = *id](int code, const std::string& message) {
+  ctx.queues.ack(endpoint->realm(), socket.id(), *id, [answer, id = *id](int code, const std::string& message) {
     answer(code, id, message);
   });
 }
 
 // PRODUCE_CHUNK (§3.6): pieces of a PRODUCE's JSON, joined in index order once `total` have arrived.
 void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto endpoint = endpoint_of(socket);
+  if (!admit(ctx, snap, socket, *endpoint, msg, "PRODUCE_CHUNK", {"producer"})) return;
+  if (!within_rate(snap, socket, *endpoint, msg, msg.json.size())) return;
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return;
@@ -333,7 +288,6 @@ void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg
   if (!chunk) return reply_error(socket, msg, chunk.error());
   const std::string& transfer = chunk->transfer_id;
   std::string& data = chunk->data;
-  auto endpoint = endpoint_of(socket);
   auto& t = endpoint->transfers[transfer];
   if (endpoint->transfer_bytes + data.size() > kMaxChunkedBytesPerSocket) {
     endpoint->transfer_bytes -= t.bytes;
@@ -359,10 +313,31 @@ void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg
   endpoint->transfer_bytes -= t.bytes;
   endpoint->transfers.erase(transfer);
   if (!json::object_members(joined)) return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: the joined data is not a JSON object"});
-  produce(ctx, socket, msg, joined, {});
+  produce(ctx, snap, socket, endpoint, msg, joined, {});
+}
+
+// §11.1's per-socket and per-realm caps on names (PRODUCER/CONSUMER) and subscriptions: true when
+// `item` is already counted or fits; otherwise RATE_LIMITED (retry_after 60) and the event is dropped.
+bool within_cap(net::Socket& socket, SocketEndpoint& endpoint, std::set<std::pair<std::string, std::string>>& mine,
+                const std::pair<std::string, std::string>& item, double per_socket, double per_realm, size_t in_realm,
+                const char* socket_reason, const char* realm_reason) {
+  if (mine.count(item)) return true;
+  if (per_socket > 0 && static_cast<double>(mine.size()) >= per_socket) {
+    rate_limited(socket, endpoint, socket_reason, 60);
+    return false;
+  }
+  if (per_realm > 0 && static_cast<double>(in_realm) >= per_realm) {
+    rate_limited(socket, endpoint, realm_reason, 60);
+    return false;
+  }
+  mine.insert(item);
+  return true;
 }
 
 void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto endpoint = endpoint_of(socket);
+  if (!admit(ctx, snap, socket, *endpoint, msg, "SUBSCRIBE", {"consumer"})) return;
   std::string storage;
   auto object = request(socket, msg, storage);
   if (!object) return;
@@ -378,22 +353,32 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   spec.group = r->group;
   spec.policy = delivery_policy(*r);
   spec.durable = r->durable || spec.policy.ack;  // §0 row 2: ACK mode without durable counts as durable
-  auto endpoint = endpoint_of(socket);
-  auto [key, notices] = ctx.broker.with_realm(kRealm, [&](broker::Realm& realm) {
-    auto out = realm.subscribe(spec, endpoint);
+  const std::string realm = endpoint->realm();
+  const auth::LimitValues& limits = snap.limits.for_realm(realm);
+  std::string key = broker::subscription_key(spec.producer, spec.event);
+  auto notices = ctx.broker.with_realm(realm, [&](broker::Realm& rm) -> std::optional<std::vector<broker::Notice>> {
+    if (!within_cap(socket, *endpoint, endpoint->subscriptions, {realm, key + '\0' + spec.consumer},
+                    limits.max_subscriptions_per_socket, limits.max_subscriptions_per_realm, rm.subscription_count(),
+                    "max_subscriptions_per_socket", "max_subscriptions_per_realm"))
+      return std::nullopt;
+    auto out = rm.subscribe(spec, endpoint);
     // A durable subscription is stored (§0 row 6); a re-subscription without `durable` forgets it.
-    if (spec.durable) ctx.queues.save_subscription(kRealm, spec);
-    else ctx.queues.remove_subscription(kRealm, spec, false);
+    if (spec.durable) ctx.queues.save_subscription(realm, spec);
+    else ctx.queues.remove_subscription(realm, spec, false);
     // Every SUBSCRIBE replays what is stored for (realm, key, consumer_id) (§5.4). Posted under the
     // realm's lock: any message routed to the new subscription reaches the queue after the replay.
-    ctx.queues.replay({kRealm, out.first, spec.consumer_id, spec.consumer, spec.policy}, endpoint);
-    return out;
+    ctx.queues.replay({realm, out.first, spec.consumer_id, spec.consumer, spec.policy}, endpoint);
+    return std::move(out.second);
   });
-  send_notices(notices);
+  if (!notices) return;
+  endpoint->realms.insert(realm);
+  send_notices(*notices);
 }
 
 // UNSUBSCRIBE (§0 row 4): a key string, or {event, producer, consumer}.
 void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
+  auto endpoint = endpoint_of(socket);
+  if (!admit(ctx, ctx.settings.current(), socket, *endpoint, msg, "UNSUBSCRIBE", {"consumer"})) return;
   auto elements = json::array_elements(msg.json);
   if (!elements || elements->size() < 2) return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: missing payload"});
   std::string key;
@@ -417,17 +402,98 @@ void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) 
     consumer = r->consumer;
   }
   if (key.empty()) return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: payload must be a key or {event, producer, consumer}"});
-  auto endpoint = endpoint_of(socket);
-  auto removed = ctx.broker.with_realm(kRealm, [&](broker::Realm& realm) {
-    if (consumer.empty()) return realm.unsubscribe_all_of(key, endpoint);
+  const std::string realm = endpoint->realm();
+  auto removed = ctx.broker.with_realm(realm, [&](broker::Realm& rm) {
+    if (consumer.empty()) return rm.unsubscribe_all_of(key, endpoint);
     std::vector<broker::SubscribeSpec> out;
-    if (auto spec = realm.unsubscribe(key, consumer)) out.push_back(std::move(*spec));
+    if (auto spec = rm.unsubscribe(key, consumer)) out.push_back(std::move(*spec));
     return out;
   });
-  // A durable subscription takes its queue with it (§0 row 4).
   for (auto& spec : removed) {
-    if (spec.durable) ctx.queues.remove_subscription(kRealm, std::move(spec), true);
+    endpoint->subscriptions.erase({realm, key + '\0' + spec.consumer});
+    // A durable subscription takes its queue with it (§0 row 4).
+    if (spec.durable) ctx.queues.remove_subscription(realm, std::move(spec), true);
   }
+}
+
+// §6.6: ANONYMOUS and ANONYMOUS-* names only where the realm allows them; otherwise ERROR -4 and the
+// socket is dropped.
+bool name_allowed(const auth::Snapshot& snap, net::Socket& socket, const std::string& realm, const std::string& name) {
+  if (name != "ANONYMOUS" && !name.starts_with("ANONYMOUS-")) return true;
+  if (snap.auth.anonymous_allowed(realm)) return true;
+  socket.emit("ERROR", error_object(-4, "Anonymous names are not allowed in realm '" + realm + "'"));
+  socket.disconnect(true);
+  return false;
+}
+
+// PRODUCER (§3.1) and CONSUMER (§3.2).
+void on_register(Context& ctx, net::Socket& socket, const net::Message& msg, bool producer) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto endpoint = endpoint_of(socket);
+  if (!admit(ctx, snap, socket, *endpoint, msg, producer ? "PRODUCER" : "CONSUMER",
+             {producer ? std::string_view("producer") : std::string_view("consumer")}))
+    return;
+  auto reg = registration(socket, msg, producer ? "producer" : "consumer");
+  if (!reg) return;
+  const std::string realm = endpoint->realm();
+  if (!name_allowed(snap, socket, realm, reg->name)) return;
+  const auth::LimitValues& limits = snap.limits.for_realm(realm);
+  auto notices = ctx.broker.with_realm(realm, [&](broker::Realm& rm) -> std::optional<std::vector<broker::Notice>> {
+    auto counts = rm.counts();
+    if (!within_cap(socket, *endpoint, endpoint->registrations, {realm, (producer ? "p:" : "c:") + reg->name},
+                    limits.max_registrations_per_socket, limits.max_registrations_per_realm,
+                    counts.producers + counts.consumers, "max_registrations_per_socket", "max_registrations_per_realm"))
+      return std::vector<broker::Notice>{};
+    if (producer) return rm.register_producer(reg->name, reg->id, endpoint, reg->default_ttl_ms);
+    return rm.register_consumer(reg->name, reg->id, endpoint);
+  });
+  if (!notices) {
+    // The name is held by another live connection: the newcomer is told and dropped (§3.2).
+    socket.emit("ERROR", error_object(-3, "Duplicate consumer name: " + reg->name));
+    socket.disconnect(true);
+    return;
+  }
+  endpoint->realms.insert(realm);
+  send_notices(*notices);
+}
+
+// A new socket on "/": its address, an implicit {default, both} while auth is off (§2), and §11.1's
+// per-address connection limits (RATE_LIMITED, then the connection closes 100 ms later).
+void on_connect(Context& ctx, net::Socket& socket) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto endpoint = endpoint_of(socket);
+  std::string ip = socket.remote_address();
+  if (snap.limits.trust_proxy && !socket.forwarded_for().empty()) {
+    std::string_view first = socket.forwarded_for();
+    first = first.substr(0, first.find(','));
+    while (!first.empty() && first.front() == ' ') first.remove_prefix(1);
+    while (!first.empty() && first.back() == ' ') first.remove_suffix(1);
+    if (!first.empty()) ip = std::string(first);
+  }
+  endpoint->ip = ip;
+  if (!snap.auth.enabled) endpoint->grant = auth::Grant{"default", "both", true};
+  auto [open, last_minute] = ctx.sockets.add(endpoint, ip, steady_ms());
+  const auth::LimitValues& l = snap.limits.for_realm("default");
+  const char* reason = nullptr;
+  int64_t retry_after = 0;
+  if (l.max_connections_per_ip > 0 && static_cast<double>(open) > l.max_connections_per_ip) {
+    reason = "max_connections_per_ip";
+    retry_after = 30;
+  } else if (l.connections_per_minute_per_ip > 0 && static_cast<double>(last_minute) > l.connections_per_minute_per_ip) {
+    reason = "connections_per_minute_per_ip";
+    retry_after = 60;
+  }
+  if (!reason) return;
+  // After the CONNECT answer: the client hears why, then the connection closes.
+  boost::asio::post(endpoint->worker().io(), [weak = socket.weak_from_this(), endpoint, reason, retry_after] {
+    auto s = weak.lock();
+    if (!s || !s->connected()) return;
+    rate_limited(*s, *endpoint, reason, retry_after);
+    auto timer = std::make_shared<boost::asio::steady_timer>(endpoint->worker().io(), std::chrono::milliseconds(100));
+    timer->async_wait([timer, weak](const boost::system::error_code&) {
+      if (auto s = weak.lock(); s && s->connected()) s->disconnect(true);
+    });
+  });
 }
 
 }  // namespace
@@ -443,10 +509,15 @@ std::unique_ptr<broker::DeliverySink> make_tyo_mq_sink() {
   return std::make_unique<Sink>();
 }
 
-void register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues, TyoMqOptions options) {
-  auto ctx = std::make_shared<Context>(Context{broker, queues, options});
+std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
+                                      auth::LiveSettings& settings, TyoMqOptions options) {
+  auto ctx = std::make_shared<Context>(broker, queues, settings, options);
   net::Namespace ns;
   ns.name = "/";
+  ns.on_connect = [ctx](net::Socket& socket, std::string_view) -> std::optional<std::string> {
+    on_connect(*ctx, socket);
+    return std::nullopt;
+  };
   // PING: the ack callback receives the JSON *string* of the payload plus pong and timestamp (§3.8).
   ns.handlers["PING"] = [](net::Socket& socket, const net::Message& msg) {
     if (!msg.ack_id) return;
@@ -456,28 +527,8 @@ void register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::Durabl
     args.push_back(']');
     socket.ack(*msg.ack_id, args);
   };
-  ns.handlers["PRODUCER"] = [&broker](net::Socket& socket, const net::Message& msg) {
-    auto reg = registration(socket, msg, "producer");
-    if (!reg) return;
-    auto endpoint = endpoint_of(socket);
-    send_notices(broker.with_realm(kRealm, [&](broker::Realm& realm) {
-      return realm.register_producer(reg->name, reg->id, endpoint, reg->default_ttl_ms);
-    }));
-  };
-  ns.handlers["CONSUMER"] = [&broker](net::Socket& socket, const net::Message& msg) {
-    auto reg = registration(socket, msg, "consumer");
-    if (!reg) return;
-    auto endpoint = endpoint_of(socket);
-    auto notices = broker.with_realm(
-        kRealm, [&](broker::Realm& realm) { return realm.register_consumer(reg->name, reg->id, endpoint); });
-    if (!notices) {
-      // The name is held by another live connection: the newcomer is told and dropped (§3.2).
-      socket.emit("ERROR", error_object(-3, "Duplicate consumer name: " + reg->name));
-      socket.disconnect(true);
-      return;
-    }
-    send_notices(*notices);
-  };
+  ns.handlers["PRODUCER"] = [ctx](net::Socket& s, const net::Message& m) { on_register(*ctx, s, m, true); };
+  ns.handlers["CONSUMER"] = [ctx](net::Socket& s, const net::Message& m) { on_register(*ctx, s, m, false); };
   ns.handlers["SUBSCRIBE"] = [ctx](net::Socket& s, const net::Message& m) { on_subscribe(*ctx, s, m); };
   ns.handlers["UNSUBSCRIBE"] = [ctx](net::Socket& s, const net::Message& m) { on_unsubscribe(*ctx, s, m); };
   ns.handlers["PRODUCE"] = [ctx](net::Socket& s, const net::Message& m) { on_produce(*ctx, s, m); };
@@ -499,14 +550,20 @@ void register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::Durabl
   ns.handlers["DEBUG"] = [](net::Socket& socket, const net::Message& msg) {
     spdlog::debug("DEBUG from {}: {}", socket.id(), msg.json);
   };
+  register_auth_handlers(ctx, ns);
+  register_management_handlers(ctx, ns);
   ns.on_disconnect = [ctx](net::Socket& socket, std::string_view) {
     auto endpoint = socket.state<SocketEndpoint>();
-    if (!endpoint) return;  // never registered anything
-    send_notices(ctx->broker.with_realm(kRealm, [&](broker::Realm& realm) { return realm.disconnect(endpoint); }));
+    if (!endpoint) return;
+    ctx->sockets.remove(endpoint.get());
+    // Every name it bound goes offline, in every realm it used.
+    for (const auto& realm : endpoint->realms)
+      send_notices(ctx->broker.with_realm(realm, [&](broker::Realm& r) { return r.disconnect(endpoint); }));
     // Its ACK timers stop; what it had in flight stays stored for the next replay (§4.7).
     ctx->queues.socket_closed(socket.id());
   };
   sio.add_namespace(std::move(ns));
+  return [ctx] { housekeeping(*ctx); };
 }
 
 }  // namespace siomq::surfaces

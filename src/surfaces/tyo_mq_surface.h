@@ -1,10 +1,11 @@
 // The tyo-mq protocol on namespace "/" (shared/protocol/tyo-mq.md): PING, PRODUCER, CONSUMER, SUBSCRIBE,
-// UNSUBSCRIBE, PRODUCE with exact, topic and group routing, presence, and durable delivery with ACK
-// through the durable queues (§5). Auth is not there yet: every
-// socket is in realm "default" with role "both".
+// UNSUBSCRIBE, PRODUCE with exact, topic and group routing, presence, durable delivery with ACK through
+// the durable queues (§5), realms, authentication and the gate (§6), enrolment (§7), signed management
+// commands (§8), limits and idle eviction (§11).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,9 @@ class Broker;
 class DeliverySink;
 class DurableQueues;
 }  // namespace siomq::broker
+namespace siomq::auth {
+class LiveSettings;
+}
 
 namespace siomq::surfaces {
 
@@ -25,6 +29,9 @@ struct TyoMqOptions {
 
 // How the durable queues send stored copies to tyo-mq consumers.
 std::unique_ptr<broker::DeliverySink> make_tyo_mq_sink();
-void register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues, TyoMqOptions options);
+// Serves namespace "/". Returns the surface's housekeeping (expired ephemeral realms, idle eviction):
+// call it about once a second from one thread.
+std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
+                                      auth::LiveSettings& settings, TyoMqOptions options);
 
 }  // namespace siomq::surfaces

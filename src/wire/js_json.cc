@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,16 @@ bool is_array_index(std::string_view key) {
     v = v * 10 + static_cast<uint64_t>(c - '0');
   }
   return v < 4294967295ULL;
+}
+
+std::string iso_date(int64_t unix_ms) {
+  std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+  return buf;
 }
 
 std::string base36(uint64_t v) {

@@ -18,6 +18,8 @@ namespace siomq::js {
 std::string number(double v);
 // `v.toString(36)` for a non-negative integer: the time and random parts of tyo-mq's ids.
 std::string base36(uint64_t v);
+// Date.prototype.toISOString of Unix ms: "2026-12-02T13:35:15.123Z".
+std::string iso_date(int64_t unix_ms);
 // True when `key` is an array index ("0", "1", … up to 2^32-2, no leading zeros).
 bool is_array_index(std::string_view key);
 

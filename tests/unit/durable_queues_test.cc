@@ -303,16 +303,25 @@ TEST_F(DurableQueuesTest, DeadLetterListDiscardReplay) {
   auto dead = dlq();
   EXPECT_EQ(dead[0].row.payload, "{\"n\":1}");  // oldest first
 
+  // Another realm's management cannot touch it.
+  std::promise<Status> foreign;
+  queues_->dlq_discard(dead[0].row.id, "r2", [&](const Status& s) { foreign.set_value(s); });
+  EXPECT_EQ(foreign.get_future().get().error().code, 404);
+  std::promise<Result<std::string>> foreign_replay;
+  queues_->dlq_replay(dead[0].row.id, "r2", [&](const Result<std::string>& r) { foreign_replay.set_value(r); });
+  EXPECT_EQ(foreign_replay.get_future().get().error().code, 404);
+  ASSERT_EQ(dlq("default").size(), 2u);
+
   std::promise<Status> discarded;
-  queues_->dlq_discard(dead[0].row.id, [&](const Status& s) { discarded.set_value(s); });
+  queues_->dlq_discard(dead[0].row.id, "default", [&](const Status& s) { discarded.set_value(s); });
   EXPECT_TRUE(discarded.get_future().get().ok());
   std::promise<Status> again;
-  queues_->dlq_discard(dead[0].row.id, [&](const Status& s) { again.set_value(s); });
+  queues_->dlq_discard(dead[0].row.id, std::nullopt, [&](const Status& s) { again.set_value(s); });
   EXPECT_EQ(again.get_future().get().error().code, 404);
 
   size_t before = sink_.count();
   std::promise<Result<std::string>> replayed;
-  queues_->dlq_replay(dead[1].row.id, [&](const Result<std::string>& r) { replayed.set_value(r); });
+  queues_->dlq_replay(dead[1].row.id, std::nullopt, [&](const Result<std::string>& r) { replayed.set_value(r); });
   auto r = replayed.get_future().get();
   ASSERT_TRUE(r.ok());
   EXPECT_NE(*r, dead[1].row.id);  // a new id
@@ -322,8 +331,37 @@ TEST_F(DurableQueuesTest, DeadLetterListDiscardReplay) {
   EXPECT_EQ(msg_id(sent.back().payload), *r);
   EXPECT_EQ(ack("s1", *r).first, 200);
   std::promise<Result<std::string>> missing;
-  queues_->dlq_replay("msg-nope", [&](const Result<std::string>& x) { missing.set_value(x); });
+  queues_->dlq_replay("msg-nope", std::nullopt, [&](const Result<std::string>& x) { missing.set_value(x); });
   EXPECT_EQ(missing.get_future().get().error().code, 404);
+}
+
+TEST_F(DurableQueuesTest, PurgeRealmDeletesItsRowsDeadRowsAndSubscriptionsOnly) {
+  auto dir = std::filesystem::temp_directory_path() / ("siomq-purge-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  shutdown();
+  start(store::open_file(dir.string()));
+  auto c = online("c", "s1");
+  enqueue("{\"dead\":1}", {copy("c", ack_policy(50, 1, 10))});
+  for (int i = 0; i < 60 && dlq().empty(); ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_EQ(dlq("default").size(), 1u);
+  enqueue("{\"queued\":1}", {copy("offline", ack_policy())});
+  enqueue("{\"other\":1}", {QueueCopy{"r2", "p-e", "c", "c", ack_policy()}});
+  queues_->save_subscription("default", spec("c", ack_policy()));
+  queues_->save_subscription("r2", spec("c", ack_policy()));
+  std::promise<Status> purged;
+  queues_->purge_realm("default", [&](const Status& s) { purged.set_value(s); });
+  ASSERT_TRUE(purged.get_future().get().ok());
+  EXPECT_TRUE(dlq().empty());
+  EXPECT_EQ(stats().queued, 1u);  // r2's row stays
+  // After a restart on the same data: only r2's row and subscription come back.
+  shutdown();
+  start(store::open_file(dir.string()));
+  ASSERT_EQ(restored_.size(), 1u);
+  EXPECT_EQ(restored_[0].first, "r2");
+  EXPECT_EQ(stats().queued, 1u);
+  EXPECT_TRUE(dlq().empty());
+  shutdown();
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(DurableQueuesTest, EmptyQueuesAreDroppedByTheSweep) {

@@ -1,0 +1,55 @@
+// Authorization requests of tyo-mq §7: a client asks to be enrolled into a realm, a manager polls
+// for the oldest pending request and decides. Kept in memory (decided requests are forgotten an
+// hour after their decision). Thread-safe.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "wire/result.h"
+
+namespace siomq::auth {
+
+struct AuthorizationRequest {
+  std::string request_id;
+  std::string status = "pending";  // pending, approved, rejected, superseded
+  std::string realm, role, client_id, client_name, client_token;
+  std::string challenge_response_json = "null";  // as the client sent it
+  int64_t created_at_ms = 0;
+  std::optional<int64_t> decided_at_ms;
+  std::optional<std::string> decision_reason;
+  std::weak_ptr<void> requester;  // the submitting socket, told of the decision
+};
+
+// The public shape: the token only as its SHA-256 (client_token_hash), times as ISO 8601.
+nlohmann::json public_request(const AuthorizationRequest& r);
+
+class Enrolment {
+ public:
+  // Files a request (the older pending one of the same realm and client_id becomes superseded).
+  // `max_pending` 0 is unlimited; at the limit: 429.
+  Result<AuthorizationRequest> submit(AuthorizationRequest request, size_t max_pending, int64_t now_ms);
+  // The oldest pending request, of `realm` when given; it stays pending.
+  std::optional<AuthorizationRequest> next(const std::optional<std::string>& realm);
+  // A pending request by id.
+  std::optional<AuthorizationRequest> pending(const std::string& request_id);
+  // Decides a pending request (404 "Pending authorization request not found" otherwise).
+  Result<AuthorizationRequest> decide(const std::string& request_id, bool approved, const std::string& role,
+                                      std::optional<std::string> reason, int64_t now_ms);
+  // A removed realm's requests go with it.
+  void remove_realm(const std::string& realm);
+  size_t pending_count();
+
+ private:
+  void prune(int64_t now_ms);
+  std::mutex mu_;
+  std::list<AuthorizationRequest> requests_;  // in submission order
+};
+
+}  // namespace siomq::auth

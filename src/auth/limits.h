@@ -1,0 +1,56 @@
+// The `limits` block of tyo-mq §11.1 (per-realm overrides under `limits.realms.<id>`) and the token
+// bucket its rates are enforced with. Plain data: a new document gives new Limits.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace siomq::auth {
+
+// One set of limits; 0 means unlimited (a missing, zero or negative value in the file).
+struct LimitValues {
+  double messages_per_second = 0;
+  double message_burst = 0;  // 0: 3 × messages_per_second
+  double bytes_per_second = 0;
+  double bytes_burst = 0;  // 0: 2 × bytes_per_second
+  double max_connections_per_ip = 0;
+  double connections_per_minute_per_ip = 0;
+  double max_registrations_per_socket = 0;
+  double max_registrations_per_realm = 0;
+  double max_subscriptions_per_socket = 0;
+  double max_subscriptions_per_realm = 0;
+  double max_pending_authorization_requests = 0;
+  double realms_per_hour_per_ip = 0;
+};
+
+struct Limits {
+  bool enabled = false;      // only with a `limits` block whose `enabled` is not false
+  bool trust_proxy = false;  // the client's IP is the first hop of X-Forwarded-For
+  LimitValues values;
+  std::map<std::string, LimitValues> realms;  // the block's values overridden per realm
+
+  // What applies in `realm`; every value 0 while limits are off.
+  const LimitValues& for_realm(std::string_view realm) const;
+};
+
+// Reads `limits` (and `trust_proxy` at the top level or inside it) from the settings document; throws
+// std::runtime_error naming the key on a wrong type.
+Limits parse_limits(const nlohmann::json& document);
+
+// A token bucket that refills continuously: tokens = min(burst, tokens + dt × rate) (§11.1).
+class TokenBucket {
+ public:
+  // Takes `cost` tokens if it can; otherwise returns the seconds to wait, max(1, ceil(deficit / rate)).
+  // A rate of 0 is unlimited.
+  int64_t take(double cost, double rate, double burst, int64_t now_ms);
+
+ private:
+  double tokens_ = -1;  // full on first use
+  int64_t last_ms_ = 0;
+};
+
+}  // namespace siomq::auth

@@ -1,0 +1,99 @@
+// The settings document while the server runs: what the auth, limits and idle-eviction decisions read
+// (a parsed Snapshot, swapped whole), what management commands change, and what is written back to the
+// settings file. Thread-safe; a reader never sees a half-applied change.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "auth/auth_config.h"
+#include "auth/limits.h"
+#include "wire/result.h"
+
+namespace siomq::auth {
+
+// §11.2's idle_eviction block.
+struct IdleEviction {
+  bool enabled = true;
+  int64_t ttl_ms = 300'000;
+  int64_t interval_ms = 60'000;
+};
+
+// Everything decided from one version of the document.
+struct Snapshot {
+  AuthConfig auth;
+  Limits limits;
+  IdleEviction idle;
+};
+
+// Parses the document's auth, limits and idle_eviction; throws std::runtime_error naming the key.
+Snapshot parse_snapshot(const nlohmann::json& document);
+
+class LiveSettings {
+ public:
+  // Checks the parts of a document that others read (transport, storage); throws std::runtime_error.
+  using Validator = std::function<void(const nlohmann::json&)>;
+
+  // `document` as read at start-up (an object); `path` is the settings file ("" when there is none:
+  // changes then live in memory only); `validate` vets every later version as a whole. Throws when the
+  // document does not parse.
+  LiveSettings(nlohmann::json document, std::string path, Validator validate = {});
+
+  // The current snapshot, cached per thread: one atomic load when nothing changed. The reference stays
+  // valid until this thread calls current() again after a change, so take it once per event.
+  const Snapshot& current() const;
+  std::shared_ptr<const Snapshot> snapshot() const;
+  nlohmann::json document() const;
+  const std::string& path() const { return path_; }
+
+  // Applies `change` to a copy of the document; when it succeeds and the result parses, the copy becomes
+  // live and is written to the file (temporary file, fsync, rename, fsync of the directory). A failed
+  // change or an unparsable result changes nothing and is returned (400 for an invalid document).
+  Status update(const std::function<Status(nlohmann::json&)>& change);
+
+  // Re-reads the file; a broken file keeps the last good settings and returns why (code 500, or 400
+  // when no file is configured).
+  Status reload();
+  // Re-reads the file when its size, time or inode changed since it was last read or written;
+  // nullopt when it did not change.
+  std::optional<Status> reload_if_changed();
+
+  // §6.1's bootstrap: when auth is on and no admin token exists, the admin token comes from the env
+  // file or the environment (auth.admin_token_env), else — unless auto_admin_token is false — 32 random
+  // bytes as hex are appended to the env file. The token is live but not written to the settings file.
+  // Returns a line for the log.
+  std::string bootstrap_admin_token();
+
+ private:
+  struct FileStamp {
+    int64_t mtime_ns = 0;
+    int64_t size = -1;
+    uint64_t inode = 0;
+    bool operator==(const FileStamp&) const = default;
+  };
+  Snapshot parse(const nlohmann::json& document) const;
+  void install(nlohmann::json document, Snapshot snapshot);  // under mu_
+  FileStamp stamp() const;
+
+  std::string path_;
+  Validator validate_;
+  mutable std::mutex mu_;
+  nlohmann::json document_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::vector<TokenEntry> bootstrap_tokens_;  // live, never written
+  FileStamp seen_;
+  std::atomic<uint64_t> generation_{1};
+};
+
+// Writes `text` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the directory.
+Status write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace siomq::auth

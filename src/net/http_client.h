@@ -1,0 +1,30 @@
+// A small asynchronous HTTP/1.1 client for the server's own outbound calls (external token
+// validators, tyo-mq §6.4): one POST, one response, an overall deadline. Runs on the caller's
+// io_context and never blocks it. Plain http:// only.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wire/result.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace siomq::net {
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+};
+
+// POSTs `body` to `url`; `done` runs once on `io`: the response, or an Error (the URL is not http://,
+// the host does not resolve, the connection fails, the deadline passes, the response is over 64 KiB).
+void http_post(boost::asio::io_context& io, const std::string& url, std::vector<std::pair<std::string, std::string>> headers,
+               std::string body, std::chrono::milliseconds timeout, std::function<void(Result<HttpResponse>)> done);
+
+}  // namespace siomq::net

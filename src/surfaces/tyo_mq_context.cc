@@ -1,0 +1,199 @@
+#include "surfaces/tyo_mq_context.h"
+
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+
+#include "net/engine_session.h"
+#include "net/worker_pool.h"
+#include "surfaces/tyo_mq_requests.h"
+#include "wire/json_spans.h"
+#include "wire/socketio.h"
+
+namespace siomq::surfaces {
+
+SocketEndpoint::SocketEndpoint(net::Socket& socket)
+    : worker_(socket.session().worker()), socket_(socket.weak_from_this()), id_(socket.id()) {}
+
+const std::string& SocketEndpoint::realm() const {
+  static const std::string kDefault = "default";
+  return grant ? grant->realm : kDefault;
+}
+
+void SocketEndpoint::send(FramesPtr frames) {
+  auto deliver = [socket = socket_, frames] {
+    if (auto s = socket.lock()) s->send_frames(*frames);
+  };
+  if (worker_.is_current()) deliver();
+  else boost::asio::post(worker_.io(), std::move(deliver));
+}
+
+void SocketEndpoint::close() {
+  boost::asio::post(worker_.io(), [socket = socket_] {
+    if (auto s = socket.lock(); s && s->connected()) s->disconnect(true);
+  });
+}
+
+std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket) {
+  auto e = socket.state<SocketEndpoint>();
+  if (!e) {
+    e = std::make_shared<SocketEndpoint>(socket);
+    socket.set_state(e);
+  }
+  return e;
+}
+
+std::pair<size_t, size_t> SocketRegistry::add(const std::shared_ptr<SocketEndpoint>& e, const std::string& ip,
+                                              int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  sockets_[e.get()] = Entry{e, e->realm(), ip};
+  auto recent = [&](int64_t t) { return now_ms - t < 60'000; };
+  if (++adds_ % 1024 == 0) {  // addresses that stopped connecting are forgotten after a minute
+    std::erase_if(opened_, [&](auto& kv) { return std::none_of(kv.second.begin(), kv.second.end(), recent); });
+  }
+  auto& opened = opened_[ip];
+  std::erase_if(opened, [&](int64_t t) { return !recent(t); });
+  opened.push_back(now_ms);
+  return {++per_ip_[ip], opened.size()};
+}
+
+void SocketRegistry::set_realm(const SocketEndpoint* e, const std::string& realm) {
+  std::lock_guard lock(mu_);
+  if (auto it = sockets_.find(e); it != sockets_.end()) it->second.realm = realm;
+}
+
+void SocketRegistry::remove(const SocketEndpoint* e) {
+  std::lock_guard lock(mu_);
+  auto it = sockets_.find(e);
+  if (it == sockets_.end()) return;
+  auto ip = per_ip_.find(it->second.ip);
+  if (ip != per_ip_.end() && --ip->second == 0) per_ip_.erase(ip);
+  sockets_.erase(it);
+}
+
+std::vector<std::shared_ptr<SocketEndpoint>> SocketRegistry::in_realm(const std::string& realm) {
+  std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<SocketEndpoint>> out;
+  for (const auto& [ptr, entry] : sockets_) {
+    if (entry.realm != realm) continue;
+    if (auto e = entry.endpoint.lock()) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+size_t SocketRegistry::size() {
+  std::lock_guard lock(mu_);
+  return sockets_.size();
+}
+
+int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+FramesPtr event_frames(std::string_view event, std::string_view payload, std::vector<std::string> attachments) {
+  std::string array = "[";
+  sio::append_json_string(array, event);
+  array.push_back(',');
+  array.append(payload);
+  array.push_back(']');
+  return std::make_shared<const std::vector<net::OutFrame>>(
+      net::encode_event("/", std::nullopt, false, array, std::move(attachments)));
+}
+
+FramesPtr ack_frames(uint64_t ack_id, std::string_view json_array) {
+  return std::make_shared<const std::vector<net::OutFrame>>(net::encode_event("/", ack_id, true, json_array, {}));
+}
+
+std::string error_object(int code, std::string_view message) {
+  std::string out = "{\"message\":";
+  sio::append_json_string(out, message);
+  out += ",\"code\":" + std::to_string(code) + "}";
+  return out;
+}
+
+std::string error_reply(int code, std::string_view message) {
+  std::string out = "{\"ok\":false,\"code\":" + std::to_string(code) + ",\"message\":";
+  sio::append_json_string(out, message);
+  out.push_back('}');
+  return out;
+}
+
+void set_grant(Context& ctx, SocketEndpoint& endpoint, auth::Grant grant) {
+  bool moved = !endpoint.grant || endpoint.grant->realm != grant.realm;
+  endpoint.grant = std::move(grant);
+  if (moved) ctx.sockets.set_realm(&endpoint, endpoint.grant->realm);
+}
+
+bool admit(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, SocketEndpoint& endpoint,
+           const net::Message& msg, std::string_view event, std::initializer_list<std::string_view> roles) {
+  if (!snap.auth.enabled) return true;
+  auto outcome = auth::gate(snap.auth, endpoint.grant, endpoint.pending_realm, event, roles);
+  if (outcome.new_grant) set_grant(ctx, endpoint, std::move(*outcome.new_grant));
+  if (outcome.allowed) return true;
+  std::string payload = "{\"code\":" + std::to_string(outcome.code) + ",\"message\":";
+  sio::append_json_string(payload, outcome.message);
+  payload.push_back('}');
+  socket.emit("AUTH_FAIL", payload);
+  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + error_reply(outcome.code, outcome.message) + "]");
+  return false;
+}
+
+void rate_limited(net::Socket& socket, SocketEndpoint& endpoint, std::string_view reason, int64_t retry_after_s) {
+  int64_t now = steady_ms();
+  if (endpoint.rate_limited_at_ms && now - endpoint.rate_limited_at_ms < 1000) return;
+  endpoint.rate_limited_at_ms = now;
+  std::string payload = "{\"code\":429,\"reason\":";
+  sio::append_json_string(payload, reason);
+  payload += ",\"retry_after\":" + std::to_string(retry_after_s) + "}";
+  socket.emit("RATE_LIMITED", payload);
+}
+
+Result<SignedRequest> signed_request(const net::Message& msg) {
+  std::string storage;
+  auto object = request_object(msg.json, storage);
+  if (!object) return make_error("the payload must be an object {body, proof}", 400);
+  auto members = json::object_members(*object);
+  if (!members) return make_error("the payload must be an object {body, proof}", 400);
+  SignedRequest out;
+  out.body_raw = "{}";
+  for (const auto& m : *members) {
+    if (m.key == "body" && m.value != "null") out.body_raw = std::string(m.value);
+    if (m.key == "proof") out.proof_raw = std::string(m.value);
+  }
+  out.body = nlohmann::json::parse(out.body_raw, nullptr, false);
+  if (out.body.is_discarded() || !out.body.is_object()) return make_error("body must be an object", 400);
+  return out;
+}
+
+Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::string_view action, const SignedRequest& req,
+                             const std::string* realm_key) {
+  const int64_t now = unix_ms();
+  std::optional<Error> first;
+  auto attempt = [&](const std::string& secret) {
+    auto s = auth::verify_proof(action, req.body_raw, req.proof_raw, secret, now, ctx.nonces);
+    if (!s && !first) first = s.error();
+    return s.ok();
+  };
+  for (const auto& t : snap.auth.tokens) {
+    if (t.realm == "*" && t.role == "admin" && !t.token.empty() && attempt(t.token)) return Signer::admin;
+  }
+  if (realm_key && !realm_key->empty() && attempt(*realm_key)) return Signer::realm;
+  if (first) return *first;
+  // Nobody could have signed: say what is wrong with the proof without ever checking an empty key.
+  bool present = !req.proof_raw.empty() && req.proof_raw.front() == '{' && req.proof_raw != "{}";
+  return make_error(present ? "Invalid manager proof" : "Missing manager proof", 401);
+}
+
+void answer(net::Socket& socket, const net::Message& msg, std::string_view event, const nlohmann::json& payload) {
+  std::string text = payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + text + "]");
+  else socket.emit(event, text);
+}
+
+}  // namespace siomq::surfaces
