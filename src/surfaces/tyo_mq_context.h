@@ -168,7 +168,7 @@ void register_auth_handlers(const std::shared_ptr<Context>& ctx, net::Namespace&
 // AUTH_MANAGEMENT_COMMAND (§8).
 void register_management_handlers(const std::shared_ptr<Context>& ctx, net::Namespace& ns);
 
-// Expired ephemeral realms (at the first call, then every 60 s) and idle eviction (§11.2).
+// Expired ephemeral realms (at the first call, then every second) and idle eviction (§11.2).
 void housekeeping(Context& ctx);
 
 // A realm goes away (remove_realm, an expired ephemeral realm): its settings and tokens (written to the

@@ -1,0 +1,468 @@
+// tyo-mq signed manager commands (§8) and the enrolment flow (§7): proofs (missing, forged, stale,
+// replayed), every command of §8.2's table with its success and its error codes, realm-scoped signing,
+// ephemeral realms, realm disposal, the DLQ commands, and settings persistence across a restart.
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const { startServer, delay } = require('./lib/server');
+const { connectV4, emitAck, waitFor, once, TIME_SCALE } = require('./lib/clients');
+const { sign, manage, signedAck, authenticate, collect, sha256 } = require('./lib/tyo_auth');
+
+const ADMIN = 'admin-secret-token';
+const RKEY = 'manager-key-of-r1';
+
+function settings(auth = {}, extra = {}) {
+  return {
+    auth: {
+      enabled: true,
+      tokens: [
+        { token: ADMIN, realm: '*', role: 'admin' },
+        { token: 'tok-r1', realm: 'r1', role: 'both', client_id: 'c1', client_name: 'one' },
+        { token: 'tok-r1-b', realm: 'r1', role: 'consumer', client_id: 'c2' },
+      ],
+      realms: { default: { required: false }, r1: { manager_key: RKEY, key: 'psk' } },
+      jwt_secret: 'jwt-secret',
+      ...auth,
+    },
+    ...extra,
+  };
+}
+
+async function admin(server, t) {
+  const s = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => s.close());
+  return s;
+}
+
+const readSettings = (server) => JSON.parse(fs.readFileSync(server.settingsFile, 'utf8'));
+
+test('§8.1 proofs: missing, forged, wrong key, stale either way, replayed nonce; the event form when there is no ack', async (t) => {
+  const server = await startServer(t, { settings: settings() });
+  const s = await admin(server, t);
+  const body = { command: 'get' };
+  const [missing] = await emitAck(s, 'AUTH_MANAGEMENT_COMMAND', { body });
+  assert.deepEqual(missing, { ok: false, code: 401, message: 'Missing manager proof' });
+  for (const [what, proof] of [
+    ['forged', { ...sign('AUTH_MANAGEMENT_COMMAND', body, ADMIN), signature: 'ab'.repeat(32) }],
+    ['another key', sign('AUTH_MANAGEMENT_COMMAND', body, 'not-admin')],
+    ['a realm key for an admin command', sign('AUTH_MANAGEMENT_COMMAND', body, RKEY)],
+    ['another action', sign('AUTHORIZATION_NEXT', body, ADMIN)],
+    ['another body', sign('AUTH_MANAGEMENT_COMMAND', { command: 'stats' }, ADMIN)],
+    ['6 minutes old', sign('AUTH_MANAGEMENT_COMMAND', body, ADMIN, { timestamp: Date.now() - 360000 })],
+    ['6 minutes ahead', sign('AUTH_MANAGEMENT_COMMAND', body, ADMIN, { timestamp: Date.now() + 360000 })],
+    ['odd-length hex', { ...sign('AUTH_MANAGEMENT_COMMAND', body, ADMIN), signature: 'abc' }],
+  ]) {
+    const [r] = await emitAck(s, 'AUTH_MANAGEMENT_COMMAND', { body, proof });
+    assert.deepEqual(r, { ok: false, code: 401, message: 'Invalid manager proof' }, what);
+  }
+  const proof = sign('AUTH_MANAGEMENT_COMMAND', body, ADMIN);
+  const [first] = await emitAck(s, 'AUTH_MANAGEMENT_COMMAND', { body, proof });
+  assert.equal(first.ok, true);
+  const [again] = await emitAck(s, 'AUTH_MANAGEMENT_COMMAND', { body, proof });
+  assert.deepEqual(again, { ok: false, code: 401, message: 'Manager proof nonce was already used' });
+  // Key order and spacing of the body do not matter; its values do.
+  const reordered = { b: [1, { y: 2, x: 1 }], command: 'get', a: 'é' };
+  const [ok] = await emitAck(s, 'AUTH_MANAGEMENT_COMMAND', { body: { a: 'é', command: 'get', b: [1, { x: 1, y: 2 }] },
+    proof: sign('AUTH_MANAGEMENT_COMMAND', reordered, ADMIN) });
+  assert.equal(ok.ok, true);
+  // Without an ack callback: a proof failure is AUTH_MANAGEMENT_FAIL, a synchronous result AUTH_MANAGEMENT_RESULT (even ok:false).
+  const fails = collect(s, 'AUTH_MANAGEMENT_FAIL');
+  const results = collect(s, 'AUTH_MANAGEMENT_RESULT');
+  s.emit('AUTH_MANAGEMENT_COMMAND', { body });
+  s.emit('AUTH_MANAGEMENT_COMMAND', { body: { command: 'nope' }, proof: sign('AUTH_MANAGEMENT_COMMAND', { command: 'nope' }, ADMIN) });
+  s.emit('AUTH_MANAGEMENT_COMMAND', { body: { command: 'dlq_discard', msg_id: 'x' },
+    proof: sign('AUTH_MANAGEMENT_COMMAND', { command: 'dlq_discard', msg_id: 'x' }, ADMIN) });
+  await waitFor(() => fails.length === 2 && results.length === 1);
+  assert.equal(fails[0].message, 'Missing manager proof');
+  assert.deepEqual(results[0], { ok: false, code: 400, message: 'unknown management command' });
+  assert.equal(fails[1].code, 404);  // an asynchronous command's failure
+  // Non-object payloads.
+  const [bad] = await emitAck(s, 'AUTH_MANAGEMENT_COMMAND', 'not json');
+  assert.equal(bad.code, 400);
+  const [badBody] = await emitAck(s, 'AUTH_MANAGEMENT_COMMAND', { body: [1], proof: sign('AUTH_MANAGEMENT_COMMAND', [1], ADMIN) });
+  assert.equal(badBody.code, 400);
+});
+
+test('get: public settings hide every secret', async (t) => {
+  const server = await startServer(t, {
+    settings: settings({
+      auth_secret: 's3', external_validators: [{ realm_prefix: 'x-', auth_url: 'http://127.0.0.1:1/', auth_secret: 's4' }],
+      management_tokens: [{ token: 'mgmt', realm_prefix: 'tenant-', max_ttl: '1h' }],
+    }, { storage: 'memory', storage_options: { url: 'redis://x' } }),
+  });
+  const s = await admin(server, t);
+  const r = await manage(s, { command: 'get' }, ADMIN);
+  assert.equal(r.ok, true);
+  const text = JSON.stringify(r.settings);
+  for (const secret of [ADMIN, 'tok-r1', RKEY, 'psk', 'jwt-secret', 's3', 's4', '"mgmt"']) assert.ok(!text.includes(secret), secret);
+  assert.deepEqual(r.settings.auth.tokens[1], { realm: 'r1', role: 'both', client_id: 'c1', client_name: 'one', token_hash: sha256('tok-r1') });
+  assert.deepEqual(r.settings.auth.realms.r1, { manager_key_configured: true, key_configured: true });
+  assert.equal(r.settings.auth.jwt_secret, '<configured>');
+  assert.equal(r.settings.auth.auth_secret, '<configured>');
+  assert.deepEqual(r.settings.auth.management_tokens, [{ realm_prefix: 'tenant-', token_hash: sha256('mgmt'), max_ttl: '1h' }]);
+  assert.deepEqual(r.settings.persistence, { storage: 'memory', storage_options: { url: 'redis://x' } });
+});
+
+test('realm commands: add, auth, acceptance, manager key, key, e2ee, lifetime, rename; each error code', async (t) => {
+  const server = await startServer(t, { settings: settings() });
+  const s = await admin(server, t);
+  const m = (body) => manage(s, body, ADMIN);
+  let r = await m({ command: 'add_realm', realm: 'shop', manager_key: 'shop-key', key: 'k1', e2ee: 'opportunistic' });
+  assert.equal(r.ok, true);
+  assert.deepEqual(r.settings.auth.realms.shop, { required: true, manager_key_configured: true, key_configured: true, e2ee: 'opportunistic' });
+  assert.deepEqual(await m({ command: 'add_realm', realm: 'shop' }), { ok: false, code: 409, message: "Realm 'shop' already exists" });
+  assert.equal((await m({ command: 'add_realm', realm: 'tmp', ttl: 'soon' })).code, 400);
+  assert.equal((await m({ command: 'add_realm', realm: 'tmp', ttl: 0 })).code, 400);
+  assert.equal((await m({ command: 'add_realm', realm: '' })).code, 400);
+  assert.equal((await m({ command: 'add_realm', realm: 'tmp', e2ee: 'maybe' })).code, 400);
+  r = await m({ command: 'add_realm', realm: 'tmp', ttl: '2h' });
+  const expires = r.settings.auth.realms.tmp.expires_at;
+  assert.equal(r.settings.auth.realms.tmp.ephemeral, true);
+  assert.ok(Math.abs(expires - (Date.now() + 7200000)) < 60000);
+
+  r = await m({ command: 'set_realm_auth', realm: 'brand-new', required: false });
+  assert.deepEqual(r.settings.auth.realms['brand-new'], { required: false });  // created
+  assert.equal((await m({ command: 'set_realm_auth', realm: 'x', required: 'no' })).code, 400);
+  r = await m({ command: 'set_realm_acceptance', realm: 'shop', required: false });
+  assert.equal(r.settings.auth.realms.shop.require_acceptance, false);
+  assert.equal((await m({ command: 'set_realm_manager_key', realm: 'ghost', manager_key: 'k' })).code, 404);
+  r = await m({ command: 'set_realm_manager_key', realm: 'shop' });  // absent: removed
+  assert.equal(r.settings.auth.realms.shop.manager_key_configured, undefined);
+  assert.equal((await m({ command: 'set_realm_key', realm: 'ghost', key: 'k' })).code, 404);
+  r = await m({ command: 'set_realm_key', realm: 'shop', preshared_key: 'k2', require_key: true });
+  assert.equal(r.settings.auth.realms.shop.key_configured, true);
+  assert.equal(r.settings.auth.realms.shop.require_key, true);
+  r = await m({ command: 'set_realm_e2ee', realm: 'shop', policy: 'required' });
+  assert.equal(r.settings.auth.realms.shop.e2ee, 'required');
+  assert.equal((await m({ command: 'set_realm_e2ee', realm: 'shop', e2ee: 'sometimes' })).code, 400);
+  r = await m({ command: 'set_realm_lifetime', realm: 'shop', ttl: 60 });
+  assert.ok(r.settings.auth.realms.shop.expires_at > Date.now() + 50000);
+  r = await m({ command: 'set_realm_lifetime', realm: 'shop', ephemeral: false });
+  assert.equal(r.settings.auth.realms.shop.expires_at, undefined);
+
+  // The live settings follow at once: the key now guards shop, acceptance is off for producers.
+  const c = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => c.close());
+  assert.deepEqual(await authenticate(c, { realm: 'shop', role: 'consumer', key: 'k1' }),
+    { event: 'AUTH_FAIL', body: { code: 401, message: "Realm 'shop' requires a valid pre-shared key" } });
+  const c2 = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => c2.close());
+  assert.deepEqual(await authenticate(c2, { realm: 'shop', role: 'both', key: 'k2' }), { event: 'AUTH_OK', body: { realm: 'shop', role: 'both' } });
+  // e2ee required: a PRODUCE without enc is refused with ERROR -6.
+  const [refused] = await emitAck(c2, 'PRODUCE', { event: 'e', from: 'p', message: 'plain' });
+  assert.equal(refused.code, 400);
+  assert.match(refused.message, /end-to-end/);
+  const [sealed] = await emitAck(c2, 'PRODUCE', { event: 'e', from: 'p', message: 'Y2lwaGVy', enc: { v: 1 } });
+  assert.equal(sealed.ok, true);
+
+  // rename_realm moves the settings and the tokens.
+  assert.equal((await m({ command: 'rename_realm', from: 'ghost', to: 'x' })).code, 404);
+  assert.equal((await m({ command: 'rename_realm', from: 'r1', to: 'shop' })).code, 409);
+  assert.equal((await m({ command: 'rename_realm', from: 'default', to: 'y' })).code, 400);
+  r = await m({ command: 'rename_realm', from: 'r1', to: 'r1-renamed' });
+  assert.equal(r.settings.auth.realms.r1, undefined);
+  assert.deepEqual(r.settings.auth.realms['r1-renamed'], { manager_key_configured: true, key_configured: true });
+  const moved = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => moved.close());
+  assert.deepEqual(await authenticate(moved, { token: 'tok-r1' }), { event: 'AUTH_OK', body: { realm: 'r1-renamed', role: 'both' } });
+});
+
+test('realm-scoped signing: the realm manager_key may run four commands and gets a cut-down reply; management tokens clamp its lifetime', async (t) => {
+  const server = await startServer(t, {
+    settings: settings({
+      realms: { r1: { manager_key: RKEY }, 'tenant-a': { manager_key: 'tenant-key' }, default: { manager_key: 'default-key' } },
+      management_tokens: [{ token: 'mt', realm_prefix: 'tenant-', ephemeral_only: true, max_ttl: 600 }],
+    }),
+  });
+  const s = await admin(server, t);
+  let r = await manage(s, { command: 'set_realm_key', realm: 'r1', key: 'new-psk' }, RKEY);
+  assert.deepEqual(r, { ok: true, realm: 'r1', settings: { realms: { r1: { manager_key_configured: true, key_configured: true } } } });
+  r = await manage(s, { command: 'set_realm_acceptance', realm: 'r1', required: false }, RKEY);
+  assert.equal(r.settings.realms.r1.require_acceptance, false);
+  r = await manage(s, { command: 'set_realm_e2ee', realm: 'r1', e2ee: 'off' }, RKEY);
+  assert.equal(r.settings.realms.r1.e2ee, 'off');
+  // Not for other commands, other realms, or default.
+  for (const body of [{ command: 'get' }, { command: 'set_realm_auth', realm: 'r1', required: false },
+    { command: 'set_realm_key', realm: 'tenant-a', key: 'x' }]) {
+    assert.deepEqual(await manage(s, body, RKEY), { ok: false, code: 401, message: 'Invalid manager proof' }, body.command);
+  }
+  assert.equal((await manage(s, { command: 'set_realm_key', realm: 'default', key: 'x' }, 'default-key')).code, 401);
+  // set_realm_lifetime by the tenant's manager: ephemeral forced, ttl capped at max_ttl (600 s).
+  r = await manage(s, { command: 'set_realm_lifetime', realm: 'tenant-a', ephemeral: false, ttl: '1d' }, 'tenant-key');
+  assert.equal(r.ok, true);
+  const cfg = r.settings.realms['tenant-a'];
+  assert.equal(cfg.ephemeral, true);
+  assert.ok(cfg.expires_at <= Date.now() + 600000 && cfg.expires_at > Date.now() + 500000, String(cfg.expires_at - Date.now()));
+  // An admin is not clamped.
+  r = await manage(s, { command: 'set_realm_lifetime', realm: 'tenant-a', ephemeral: false }, ADMIN);
+  assert.equal(r.settings.auth.realms['tenant-a'].expires_at, undefined);
+});
+
+test('tokens: management tokens, external auth, revoke_token (by token, hash, realm+client_id; admins only with allow_admin)', async (t) => {
+  const server = await startServer(t, { settings: settings() });
+  const s = await admin(server, t);
+  const m = (body) => manage(s, body, ADMIN);
+  let r = await m({ command: 'add_management_token', token: 'mt-1', realm_prefix: 'team-', ephemeral_only: true, max_ttl: '2h' });
+  assert.deepEqual(r.settings.auth.management_tokens, [{ realm_prefix: 'team-', token_hash: sha256('mt-1'), ephemeral_only: true, max_ttl: '2h' }]);
+  assert.equal((await m({ command: 'add_management_token', token: 'mt-1', realm_prefix: 'x' })).code, 409);
+  assert.equal((await m({ command: 'add_management_token', token: 'mt-2', realm_prefix: 'x', max_ttl: 'forever' })).code, 400);
+  assert.equal((await m({ command: 'revoke_management_token', token_hash: sha256('nope') })).code, 404);
+  r = await m({ command: 'revoke_management_token', token_hash: sha256('mt-1') });
+  assert.deepEqual(r.settings.auth.management_tokens, []);
+
+  assert.equal((await m({ command: 'set_external_auth', auth_url: 'ftp://x' })).code, 400);
+  assert.equal((await m({ command: 'set_external_auth', auth_url: 'http://v/', realm: 'a', realm_prefix: 'b' })).code, 400);
+  r = await m({ command: 'set_external_auth', auth_url: 'http://127.0.0.1:9/check', auth_secret: 'sec', realm: 'r1' });
+  assert.equal(r.settings.auth.realms.r1.auth_url, 'http://127.0.0.1:9/check');
+  assert.equal(r.settings.auth.realms.r1.auth_secret_configured, true);
+  r = await m({ command: 'set_external_auth', auth_url: 'http://127.0.0.1:9/p', realm_prefix: 'p-' });
+  assert.deepEqual(r.settings.auth.external_validators, [{ realm_prefix: 'p-', auth_url: 'http://127.0.0.1:9/p' }]);
+  r = await m({ command: 'set_external_auth', auth_url: 'http://127.0.0.1:9/global', auth_secret: 'g' });
+  assert.equal(r.settings.auth.auth_url, 'http://127.0.0.1:9/global');
+  r = await m({ command: 'set_external_auth', auth_url: '', realm_prefix: 'p-' });
+  assert.deepEqual(r.settings.auth.external_validators, []);
+
+  assert.equal((await m({ command: 'revoke_token' })).code, 400);
+  assert.equal((await m({ command: 'revoke_token', token: 'no-such' })).code, 404);
+  r = await m({ command: 'revoke_token', token: 'tok-r1' });
+  assert.deepEqual(r.revoked, [{ realm: 'r1', role: 'both', client_id: 'c1', client_name: 'one', token_hash: sha256('tok-r1') }]);
+  r = await m({ command: 'revoke_token', realm: 'r1', client_id: 'c2' });
+  assert.equal(r.revoked.length, 1);
+  assert.equal((await m({ command: 'revoke_token', token_hash: sha256(ADMIN) })).code, 404);  // admins are skipped
+  // A revoked token no longer authenticates.
+  const c = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => c.close());
+  assert.equal((await authenticate(c, { token: 'tok-r1' })).body.code, 401);
+  r = await m({ command: 'revoke_token', token_hash: sha256(ADMIN), allow_admin: true });
+  assert.equal(r.revoked[0].role, 'admin');
+  assert.deepEqual(await manage(s, { command: 'get' }, ADMIN), { ok: false, code: 401, message: 'Invalid manager proof' });
+});
+
+test('set_global_auth, set_persistence, reload_settings; every change is in the file and survives a restart', async (t) => {
+  const server = await startServer(t, { settings: settings() });
+  const s = await admin(server, t);
+  const m = (body) => manage(s, body, ADMIN);
+  assert.equal((await m({ command: 'set_global_auth', enabled: 'yes' })).code, 400);
+  let r = await m({ command: 'set_persistence', storage: 'mongodb' });
+  assert.deepEqual(r, { ok: false, code: 400, message: "unsupported storage backend 'mongodb'" });
+  assert.equal((await m({ command: 'set_persistence', storage: 'redis', default_ttl: 'soon' })).code, 400);
+  r = await m({ command: 'set_persistence', backend: 'redis', url: 'redis://127.0.0.1:1', prefix: 'p', default_ttl: '2h' });
+  assert.equal(r.ok, true);
+  assert.equal(r.restart_required, true);
+  assert.deepEqual(r.settings.persistence, { storage: 'redis', storage_options: { url: 'redis://127.0.0.1:1', prefix: 'p', default_ttl: '2h' } });
+  await m({ command: 'add_realm', realm: 'kept', required: false });
+  r = await m({ command: 'set_global_auth', enabled: false });
+  assert.equal(r.settings.auth.enabled, false);
+  const onDisk = readSettings(server);
+  assert.equal(onDisk.auth.enabled, false);
+  assert.deepEqual(onDisk.auth.realms.kept, { required: false });
+  assert.equal(onDisk.storage, 'redis');
+  // No temporary files are left beside it.
+  assert.deepEqual(fs.readdirSync(server.dir).filter((f) => f.includes('.tmp')), []);
+
+  // reload_settings re-reads the file; a broken file is a 500 and the last good settings stay.
+  onDisk.auth.enabled = true;
+  onDisk.storage = 'memory';
+  fs.writeFileSync(server.settingsFile, JSON.stringify(onDisk));
+  r = await m({ command: 'reload_settings' });
+  assert.equal(r.settings.auth.enabled, true);
+  fs.writeFileSync(server.settingsFile, '{ broken');
+  r = await m({ command: 'reload_settings' });
+  assert.equal(r.code, 500);
+  r = await m({ command: 'get' });
+  assert.equal(r.settings.auth.realms.kept.required, false);
+
+  // Without a settings file: reload is a 400, changes live in memory only.
+  const bare = await startServer(t, { env: { TYO_MQ_ADMIN_TOKEN: 'bare-admin' } });
+  const b = await admin(bare, t);
+  assert.equal((await manage(b, { command: 'set_global_auth', enabled: true }, 'x')).code, 401);  // auth off: no admin token yet
+
+  // Restart on the same file: the realm and the storage change are there.
+  fs.writeFileSync(server.settingsFile, JSON.stringify({ ...onDisk, storage: 'memory' }));
+  await server.stop();
+  const again = await startServer(t, { settings: JSON.parse(fs.readFileSync(server.settingsFile, 'utf8')) });
+  const a = await admin(again, t);
+  r = await manage(a, { command: 'get' }, ADMIN);
+  assert.deepEqual(r.settings.auth.realms.kept, { required: false });
+});
+
+test('stats and the DLQ commands: list, discard, replay, per realm', async (t) => {
+  const server = await startServer(t, { settings: settings({}, { storage: 'memory' }) });
+  const s = await admin(server, t);
+  // A consumer in r1 that never ACKs: one attempt of 100 ms, then the DLQ.
+  const c = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => c.close());
+  await authenticate(c, { token: 'tok-r1' });
+  c.emit('CONSUMER', { name: 'c' });
+  c.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'c', consumer_id: 'c', durable: true, ack: true,
+    ack_timeout: '100ms', retry: { max_attempts: 1 } });
+  const got = collect(c, 'CONSUME-p-e');
+  await delay(100);
+  const [confirm] = await emitAck(c, 'PRODUCE', { event: 'e', from: 'p', message: { n: 1 } });
+  assert.deepEqual(confirm, { ok: true, stored: 1 });
+  let list;
+  await waitFor(async () => {
+    list = await manage(s, { command: 'dlq_list', realm: 'r1' }, ADMIN);
+    return list.entries.length === 1;
+  });
+  const entry = list.entries[0];
+  assert.equal(list.realm, 'r1');
+  assert.equal(entry.realm, 'r1');
+  assert.equal(entry.consumer, 'c');
+  assert.equal(entry.event, 'p-e');
+  assert.equal(entry.producer, 'p');
+  assert.deepEqual(entry.message.message, { n: 1 });
+  assert.match(entry.reason, /ack timeout/);
+  assert.match(entry.created_at, /^\d{4}-\d\d-\d\dT/);
+  assert.match(entry.dead_lettered_at, /^\d{4}-\d\d-\d\dT/);
+  assert.deepEqual((await manage(s, { command: 'dlq_list', realm: 'other' }, ADMIN)).entries, []);
+  assert.equal((await manage(s, { command: 'dlq_list' }, ADMIN)).entries.length, 1);
+  // Another realm's name does not reach it.
+  assert.equal((await manage(s, { command: 'dlq_discard', msg_id: entry.id, realm: 'other' }, ADMIN)).code, 404);
+  assert.equal((await manage(s, { command: 'dlq_replay', msg_id: entry.id, realm: 'other' }, ADMIN)).code, 404);
+  const replayed = await manage(s, { command: 'dlq_replay', msg_id: entry.id, realm: 'r1' }, ADMIN);
+  assert.equal(replayed.ok, true);
+  assert.equal(replayed.msg_id, entry.id);
+  assert.notEqual(replayed.new_msg_id, entry.id);
+  await waitFor(() => got.some((m) => m.msgId === replayed.new_msg_id));
+  await waitFor(async () => (await manage(s, { command: 'dlq_list', realm: 'r1' }, ADMIN)).entries.length === 1);
+  const again = (await manage(s, { command: 'dlq_list', realm: 'r1' }, ADMIN)).entries[0];
+  assert.deepEqual(await manage(s, { command: 'dlq_discard', msgId: again.id }, ADMIN), { ok: true, msg_id: again.id });
+  assert.equal((await manage(s, { command: 'dlq_discard', id: again.id }, ADMIN)).code, 404);
+  assert.equal((await manage(s, { command: 'dlq_replay', msg_id: 'msg-none' }, ADMIN)).code, 404);
+  assert.equal((await manage(s, { command: 'dlq_replay' }, ADMIN)).code, 400);
+
+  const stats = await manage(s, { command: 'stats' }, ADMIN);
+  assert.deepEqual(stats.stats.realms.r1, { producers: { total: 1, online: 1 }, consumers: { total: 1, online: 1 }, subscriptions: 1 });
+  assert.ok(stats.stats.connections_current >= 2);
+});
+
+test('remove_realm: settings, tokens, live state, sockets, stored rows and DLQ go; default and * refuse', async (t) => {
+  const server = await startServer(t, { settings: settings({}, { storage: 'file' }) });
+  const s = await admin(server, t);
+  const m = (body) => manage(s, body, ADMIN);
+  for (const realm of ['default', '*']) assert.equal((await m({ command: 'remove_realm', realm })).code, 400);
+  assert.equal((await m({ command: 'remove_realm', realm: 'ghost' })).code, 404);
+  // r1: a connected consumer with a stored backlog (durable, offline name) and a live socket.
+  const c = await connectV4(server.url, { transports: ['websocket'] });
+  await authenticate(c, { token: 'tok-r1' });
+  c.emit('CONSUMER', { name: 'live' });
+  c.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'offline', consumer_id: 'offline', durable: true });
+  await delay(100);
+  c.emit('UNSUBSCRIBE', 'nothing');  // harmless
+  const idle = await connectV4(server.url, { transports: ['websocket'] });
+  await authenticate(idle, { token: 'tok-r1-b' });
+  const gone = [once(c, 'disconnect'), once(idle, 'disconnect')];
+  const r = await m({ command: 'remove_realm', realm: 'r1' });
+  assert.equal(r.ok, true);
+  assert.equal(r.removed_tokens, 2);
+  assert.equal(r.disconnected_sockets, 2);
+  assert.equal(r.settings.auth.realms.r1, undefined);
+  await Promise.all(gone);
+  assert.equal(readSettings(server).auth.tokens.length, 1);
+  const stats = await manage(s, { command: 'stats' }, ADMIN);
+  assert.equal(stats.stats.realms.r1, undefined);
+  const c2 = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => c2.close());
+  assert.equal((await authenticate(c2, { token: 'tok-r1' })).body.code, 401);
+});
+
+test('ephemeral realms expire: swept at start-up and while running, with the full disposal', async (t) => {
+  const server = await startServer(t, {
+    settings: settings({ realms: { old: { required: false, ephemeral: true, expires_at: Date.now() - 1000 }, r1: { manager_key: RKEY } } }),
+  });
+  const s = await admin(server, t);
+  await server.waitForLog(/realm 'old' expired/);
+  let r = await manage(s, { command: 'get' }, ADMIN);
+  assert.equal(r.settings.auth.realms.old, undefined);
+  r = await manage(s, { command: 'add_realm', realm: 'brief', required: false, ttl: '1500ms' }, ADMIN);
+  assert.equal(r.ok, true);
+  const c = await connectV4(server.url, { transports: ['websocket'] });
+  assert.deepEqual(await authenticate(c, { realm: 'brief', role: 'both' }), { event: 'AUTH_OK', body: { realm: 'brief', role: 'both' } });
+  c.emit('CONSUMER', { name: 'x' });
+  await once(c, 'disconnect', 6000 * TIME_SCALE);
+  r = await manage(s, { command: 'get' }, ADMIN);
+  assert.equal(r.settings.auth.realms.brief, undefined);
+});
+
+test('§7 enrolment: request, poll, approve (token persisted, requester told), reject, supersede, errors', async (t) => {
+  const server = await startServer(t, { settings: settings({}, { limits: { max_pending_authorization_requests: 3 } }) });
+  const mgr = await admin(server, t);
+  const requester = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => requester.close());
+  const okEvents = collect(requester, 'AUTHORIZATION_REQUEST_OK');
+  const request = { realm: 'r1', client_id: 'dev-1', client_name: 'Device 1', client_token: 'dev-1-token', role: 'producer',
+    challenge_response: { answer: 42 } };
+  const [filed] = await emitAck(requester, 'AUTHORIZATION_REQUEST', request);
+  assert.equal(filed.ok, true);
+  assert.equal(filed.status, 'pending');
+  assert.match(filed.request_id, /^authreq-[0-9a-z]+-[0-9a-f]{12}$/);
+  await waitFor(() => okEvents.length === 1);
+  assert.deepEqual(okEvents[0], filed);
+
+  for (const [bad, what] of [[{ ...request, client_id: 5 }, 'client_id'], [{ ...request, realm: '' }, 'realm'],
+    [{ ...request, client_token: undefined }, 'client_token']]) {
+    const [r] = await emitAck(requester, 'AUTHORIZATION_REQUEST', bad);
+    assert.equal(r.code, 400, what);
+    assert.match(r.message, new RegExp(what));
+  }
+  // NEXT: an admin sees the oldest pending one, with the token only as its hash; a realm manager must name its realm.
+  let next = await signedAck(mgr, 'AUTHORIZATION_NEXT', {}, ADMIN);
+  assert.equal(next.ok, true);
+  const pub = next.request;
+  assert.equal(pub.request_id, filed.request_id);
+  assert.equal(pub.client_token_hash, sha256('dev-1-token'));
+  assert.ok(!JSON.stringify(pub).includes('dev-1-token'));
+  assert.deepEqual({ ...pub, created_at: 0 }, {
+    request_id: filed.request_id, status: 'pending', realm: 'r1', role: 'producer', client_id: 'dev-1', client_name: 'Device 1',
+    client_token_hash: sha256('dev-1-token'), challenge_response: { answer: 42 }, created_at: 0, decided_at: null, decision_reason: null,
+  });
+  assert.equal((await signedAck(mgr, 'AUTHORIZATION_NEXT', {}, RKEY)).code, 401);
+  next = await signedAck(mgr, 'AUTHORIZATION_NEXT', { realm: 'r1' }, RKEY);
+  assert.equal(next.request.request_id, filed.request_id);
+  assert.equal((await signedAck(mgr, 'AUTHORIZATION_NEXT', { realm: 'other' }, ADMIN)).request, null);
+
+  // A new request from the same client supersedes the old one.
+  const [second] = await emitAck(requester, 'AUTHORIZATION_REQUEST', { ...request, role: 'superuser' });
+  next = await signedAck(mgr, 'AUTHORIZATION_NEXT', {}, ADMIN);
+  assert.equal(next.request.request_id, second.request_id);
+  assert.equal(next.request.role, 'both');  // an unknown role becomes both
+  assert.deepEqual(await signedAck(mgr, 'AUTHORIZATION_DECIDE', { request_id: filed.request_id, approved: true }, ADMIN),
+    { ok: false, code: 404, message: 'Pending authorization request not found' });
+  assert.equal((await signedAck(mgr, 'AUTHORIZATION_DECIDE', { request_id: second.request_id, approved: 'yes' }, ADMIN)).code, 400);
+  // Signed by another realm's key: refused.
+  assert.equal((await signedAck(mgr, 'AUTHORIZATION_DECIDE', { request_id: second.request_id, approved: true }, 'other')).code, 401);
+
+  const approved = once(requester, 'AUTHORIZATION_APPROVED');
+  const decided = await signedAck(mgr, 'AUTHORIZATION_DECIDE', { request_id: second.request_id, approved: true, role: 'producer' }, RKEY);
+  assert.equal(decided.ok, true);
+  assert.equal(decided.request.status, 'approved');
+  assert.equal(decided.request.role, 'producer');
+  assert.match(decided.request.decided_at, /^\d{4}-/);
+  assert.deepEqual((await approved)[0], { request_id: second.request_id, realm: 'r1', role: 'producer' });
+  const token = readSettings(server).auth.tokens.find((x) => x.client_id === 'dev-1');
+  assert.equal(token.token, 'dev-1-token');
+  assert.equal(token.role, 'producer');
+  assert.deepEqual(await authenticate(requester, { token: 'dev-1-token' }), { event: 'AUTH_OK', body: { realm: 'r1', role: 'producer' } });
+
+  // A rejection with a reason; the event form of the answers without an ack callback.
+  const [third] = await emitAck(requester, 'AUTHORIZATION_REQUEST', { ...request, client_id: 'dev-2', client_token: 't2' });
+  const rejected = once(requester, 'AUTHORIZATION_REJECTED');
+  const results = collect(mgr, 'AUTHORIZATION_DECIDE_RESULT');
+  const body = { request_id: third.request_id, approved: false, reason: 'unknown device' };
+  mgr.emit('AUTHORIZATION_DECIDE', { body, proof: sign('AUTHORIZATION_DECIDE', body, ADMIN) });
+  assert.deepEqual((await rejected)[0], { request_id: third.request_id, reason: 'unknown device' });
+  await waitFor(() => results.length === 1);
+  assert.equal(results[0].request.decision_reason, 'unknown device');
+  const fails = collect(mgr, 'AUTHORIZATION_FAIL');
+  mgr.emit('AUTHORIZATION_NEXT', { body: {} });
+  await waitFor(() => fails.length === 1);
+  assert.equal(fails[0].message, 'Missing manager proof');
+
+  // max_pending_authorization_requests: 3.
+  for (let i = 0; i < 3; i++) await emitAck(requester, 'AUTHORIZATION_REQUEST', { ...request, client_id: `n${i}` });
+  const [full] = await emitAck(requester, 'AUTHORIZATION_REQUEST', { ...request, client_id: 'n9' });
+  assert.deepEqual(full, { ok: false, code: 429, message: 'Too many pending authorization requests' });
+});
