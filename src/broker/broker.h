@@ -33,6 +33,16 @@ class Broker {
     return f(slot->realm);
   }
 
+  // Runs `f(Realm&)` under the realm's lock only if the realm exists (a disconnect must not bring a
+  // removed realm back).
+  template <class F>
+  void if_realm(const std::string& name, F&& f) {
+    if (std::shared_ptr<Slot> slot = existing(name)) {
+      std::lock_guard lock(slot->mu);
+      f(slot->realm);
+    }
+  }
+
   // The names of the realms that exist now.
   std::vector<std::string> realm_names();
   // Forgets a realm's live state (remove_realm, an expired ephemeral realm); returns the connections

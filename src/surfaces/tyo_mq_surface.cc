@@ -557,8 +557,11 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
     if (!endpoint) return;
     ctx->sockets.remove(endpoint.get());
     // Every name it bound goes offline, in every realm it used.
-    for (const auto& realm : endpoint->realms)
-      send_notices(ctx->broker.with_realm(realm, [&](broker::Realm& r) { return r.disconnect(endpoint); }));
+    for (const auto& realm : endpoint->realms) {
+      std::vector<broker::Notice> notices;
+      ctx->broker.if_realm(realm, [&](broker::Realm& r) { notices = r.disconnect(endpoint); });
+      send_notices(notices);
+    }
     // Its ACK timers stop; what it had in flight stays stored for the next replay (§4.7).
     ctx->queues.socket_closed(socket.id());
   };
