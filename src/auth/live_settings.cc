@@ -131,7 +131,10 @@ Snapshot LiveSettings::parse(const json& document) const {
 void LiveSettings::install(json document, Snapshot snapshot) {
   document_ = std::move(document);
   snapshot_ = std::make_shared<const Snapshot>(std::move(snapshot));
-  generation_.fetch_add(1, std::memory_order_release);
+  // Generations are unique across instances: a thread's cache can never mistake a new instance at a
+  // dead one's address for it.
+  static std::atomic<uint64_t> next{1};
+  generation_.store(next.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 const Snapshot& LiveSettings::current() const {

@@ -90,7 +90,7 @@ class LiveSettings {
   std::shared_ptr<const Snapshot> snapshot_;
   std::vector<TokenEntry> bootstrap_tokens_;  // live, never written
   FileStamp seen_;
-  std::atomic<uint64_t> generation_{1};
+  std::atomic<uint64_t> generation_{0};
 };
 
 // Writes `text` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the directory.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "broker/broker.h"
 #include "fake_endpoint.h"
 
@@ -180,6 +182,68 @@ TEST(Broker, RoutesAreMirroredToTheStarRealmWhenItExists) {
   EXPECT_EQ(routes[1].realm, "*");  // the mirrored copy is queued in "*"
   // A PRODUCE in "*" itself is not mirrored again.
   EXPECT_EQ(broker.route_produce("*", "e", "p", std::nullopt, watcher).routes.size(), 1u);
+}
+
+// The steady clock in ms, as Realm stamps offline names.
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+TEST(Realm, IdleEvictionForgetsOfflineNamesAndNonDurableSubscriptionsOnly) {
+  Realm realm;
+  auto plain = ep("plain-sock");
+  auto keeper = ep("keeper-sock");
+  auto online = ep("online-sock");
+  realm.register_producer("p", "p", ep("p-sock"));
+  realm.subscribe(spec("p", "e", "plain"), plain);
+  SubscribeSpec durable = spec("p", "e", "keeper");
+  durable.durable = true;
+  realm.subscribe(durable, keeper);
+  realm.subscribe(spec("p", "e", "online"), online);
+  realm.disconnect(plain);
+  realm.disconnect(keeper);
+  // Nothing has been offline for long enough yet.
+  EXPECT_EQ(realm.evict_idle(now_ms(), 60'000), 0u);
+  EXPECT_EQ(realm.counts().consumers, 3u);
+  // Two minutes later: plain goes with its subscription; keeper stays for its durable one.
+  EXPECT_EQ(realm.evict_idle(now_ms() + 120'000, 60'000), 1u);
+  auto c = realm.counts();
+  EXPECT_EQ(c.consumers, 2u);
+  EXPECT_EQ(c.consumers_online, 1u);
+  EXPECT_EQ(c.producers, 1u);  // online: never evicted
+  EXPECT_EQ(keys_of(realm.route("e", "p")), (std::vector<std::string>{"p-e>keeper", "p-e>online"}));
+}
+
+TEST(Realm, IdleEvictionDropsNonDurableSubscriptionsNamingAnIdleProducer) {
+  Realm realm;
+  auto consumer = ep("c-sock");
+  auto producer = ep("p-sock");
+  realm.register_producer("p", "p", producer);
+  realm.subscribe(spec("p", "e", "c"), consumer);
+  SubscribeSpec durable = spec("p", "d", "c");
+  durable.durable = true;
+  realm.subscribe(durable, consumer);
+  realm.disconnect(producer);
+  EXPECT_EQ(realm.evict_idle(now_ms() + 120'000, 60'000), 1u);  // the producer
+  EXPECT_EQ(realm.counts().producers, 0u);
+  EXPECT_TRUE(realm.route("e", "p").empty());                  // its plain subscription went
+  EXPECT_EQ(keys_of(realm.route("d", "p")), std::vector<std::string>{"p-d>c"});  // the durable one stays
+  EXPECT_EQ(realm.counts().consumers_online, 1u);
+}
+
+TEST(Broker, RemovedRealmsAreGoneAndIfRealmDoesNotRecreateThem) {
+  Broker broker;
+  auto e = ep("s");
+  broker.with_realm("r", [&](Realm& r) { return r.register_consumer("c", "c", e); });
+  EXPECT_EQ(broker.realm_names(), std::vector<std::string>{"r"});
+  auto members = broker.remove_realm("r");
+  ASSERT_EQ(members.size(), 1u);
+  EXPECT_EQ(members[0], e);
+  bool ran = false;
+  broker.if_realm("r", [&](Realm&) { ran = true; });
+  EXPECT_FALSE(ran);
+  EXPECT_TRUE(broker.realm_names().empty());
+  EXPECT_TRUE(broker.remove_realm("r").empty());
 }
 
 }  // namespace

@@ -1,0 +1,203 @@
+#include "auth/live_settings.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "auth/enrolment.h"
+#include "auth/hmac.h"
+#include "auth/limits.h"
+
+namespace siomq::auth {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("siomq-live-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(Limits, ParsedWithOverridesAndOffWithoutABlock) {
+  EXPECT_FALSE(parse_limits(json::object()).enabled);
+  auto l = parse_limits(json::parse(R"({"trust_proxy":true,"limits":{"messages_per_second":5,"max_connections_per_ip":-1,
+      "realms":{"r":{"messages_per_second":50}}}})"));
+  EXPECT_TRUE(l.enabled);
+  EXPECT_TRUE(l.trust_proxy);
+  EXPECT_EQ(l.for_realm("x").messages_per_second, 5);
+  EXPECT_EQ(l.for_realm("x").max_connections_per_ip, 0);  // negative: unlimited
+  EXPECT_EQ(l.for_realm("r").messages_per_second, 50);
+  auto off = parse_limits(json::parse(R"({"limits":{"enabled":false,"messages_per_second":5}})"));
+  EXPECT_EQ(off.for_realm("x").messages_per_second, 0);
+  EXPECT_THROW(parse_limits(json::parse(R"({"limits":{"messages_per_second":"5"}})")), std::runtime_error);
+  EXPECT_THROW(parse_limits(json::parse(R"({"limits":{"realms":{"r":1}}})")), std::runtime_error);
+}
+
+TEST(TokenBucket, BurstThenRefillAndRetryAfter) {
+  TokenBucket b;
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(b.take(1, 2, 6, 1000), 0) << i;
+  EXPECT_EQ(b.take(1, 2, 6, 1000), 1);     // one token missing at 2/s: 1 s (at least 1)
+  EXPECT_EQ(b.take(1, 2, 6, 1500), 0);     // half a second refilled one
+  EXPECT_EQ(b.take(10, 2, 6, 1500), 5);    // 10 wanted, 0 there: ceil(10 / 2)
+  EXPECT_EQ(b.take(1, 0, 0, 1500), 0);     // rate 0: unlimited
+  TokenBucket full;
+  EXPECT_EQ(full.take(1, 1, 3, 0), 0);
+  EXPECT_EQ(full.take(1, 1, 3, 1'000'000), 0);  // refills up to the burst only
+  EXPECT_EQ(full.take(1, 1, 3, 1'000'000), 0);
+  EXPECT_EQ(full.take(1, 1, 3, 1'000'000), 0);
+  EXPECT_GT(full.take(1, 1, 3, 1'000'000), 0);
+}
+
+TEST(LiveSettings, UpdateIsAtomicWrittenAndVisible) {
+  TempDir dir;
+  std::string path = dir.file("settings.json");
+  write(path, R"({"auth":{"enabled":true}})");
+  LiveSettings live(json::parse(read(path)), path);
+  EXPECT_TRUE(live.current().auth.enabled);
+  ASSERT_TRUE(live.update([](json& doc) -> Status {
+    doc["auth"]["realms"]["r"] = {{"required", false}};
+    return Ok{};
+  }).ok());
+  EXPECT_FALSE(live.current().auth.auth_required("r"));
+  EXPECT_EQ(json::parse(read(path))["auth"]["realms"]["r"]["required"], false);
+  // A change that fails, or yields a document that does not parse, changes nothing.
+  auto failed = live.update([](json& doc) -> Status {
+    doc["auth"]["enabled"] = false;
+    return make_error("no", 409);
+  });
+  EXPECT_EQ(failed.error().code, 409);
+  auto invalid = live.update([](json& doc) -> Status {
+    doc["auth"]["enabled"] = "yes";
+    return Ok{};
+  });
+  EXPECT_EQ(invalid.error().code, 400);
+  EXPECT_TRUE(live.current().auth.enabled);
+  EXPECT_EQ(json::parse(read(path))["auth"]["enabled"], true);
+  for (const auto& entry : fs::directory_iterator(fs::path(path).parent_path()))
+    EXPECT_EQ(entry.path().filename(), "settings.json");  // no temporary file left
+}
+
+TEST(LiveSettings, ReloadKeepsTheLastGoodSettingsAndNoticesChanges) {
+  TempDir dir;
+  std::string path = dir.file("settings.json");
+  write(path, R"({"limits":{"messages_per_second":1}})");
+  LiveSettings live(json::parse(read(path)), path, [](const json& doc) {
+    if (doc.contains("transport") && !doc["transport"].is_object()) throw std::runtime_error("transport must be an object");
+  });
+  EXPECT_FALSE(live.reload_if_changed().has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write(path, R"({"limits":{"messages_per_second":7}})");
+  auto changed = live.reload_if_changed();
+  ASSERT_TRUE(changed.has_value());
+  EXPECT_TRUE(changed->ok());
+  EXPECT_EQ(live.current().limits.for_realm("x").messages_per_second, 7);
+  for (const char* broken : {"{ nope", "[]", R"({"transport":1})", R"({"idle_eviction":{"ttl_ms":0}})"}) {
+    write(path, broken);
+    auto s = live.reload();
+    EXPECT_FALSE(s.ok()) << broken;
+    EXPECT_EQ(s.error().code, 500);
+    EXPECT_EQ(live.current().limits.for_realm("x").messages_per_second, 7) << broken;
+  }
+  LiveSettings memory(json::object(), "");
+  EXPECT_EQ(memory.reload().error().code, 400);
+  EXPECT_TRUE(memory.update([](json& doc) -> Status {
+    doc["auth"]["enabled"] = true;
+    return Ok{};
+  }).ok());
+  EXPECT_TRUE(memory.current().auth.enabled);
+}
+
+TEST(LiveSettings, AdminTokenBootstrap) {
+  TempDir dir;
+  std::string env = dir.file("admin.env");
+  ::unsetenv("SIOMQ_TEST_ADMIN");
+  json doc = {{"auth", {{"enabled", true}, {"env_file", env}, {"admin_token_env", "SIOMQ_TEST_ADMIN"}}}};
+  {
+    LiveSettings live(doc, "");
+    std::string line = live.bootstrap_admin_token();
+    EXPECT_NE(line.find("new random token"), std::string::npos) << line;
+    EXPECT_TRUE(live.current().auth.has_admin_token());
+    std::string text = read(env);
+    ASSERT_EQ(text.rfind("SIOMQ_TEST_ADMIN=", 0), 0u);
+    EXPECT_EQ(text.size(), std::string("SIOMQ_TEST_ADMIN=").size() + 64 + 1);
+    EXPECT_FALSE(live.document().dump().find(text.substr(17, 64)) != std::string::npos);  // not in the document
+  }
+  {
+    LiveSettings live(doc, "");  // the second start reads it back
+    EXPECT_NE(live.bootstrap_admin_token().find(env), std::string::npos);
+    std::string generated = read(env).substr(17, 64);
+    bool found = false;
+    for (const auto& t : live.current().auth.tokens) found = found || (t.token == generated && t.realm == "*" && t.role == "admin");
+    EXPECT_TRUE(found);
+  }
+  ::setenv("SIOMQ_TEST_ADMIN", "from-env", 1);
+  LiveSettings env_first(doc, "");
+  EXPECT_NE(env_first.bootstrap_admin_token().find("environment"), std::string::npos);
+  ::unsetenv("SIOMQ_TEST_ADMIN");
+  doc["auth"]["tokens"] = json::array({{{"token", "t"}, {"realm", "*"}, {"role", "admin"}}});
+  LiveSettings has(doc, "");
+  EXPECT_EQ(has.bootstrap_admin_token(), "");
+  LiveSettings off(json{{"auth", {{"enabled", false}}}}, "");
+  EXPECT_EQ(off.bootstrap_admin_token(), "");
+}
+
+TEST(Enrolment, SupersedeLimitDecideAndPublicShape) {
+  Enrolment e;
+  auto req = [](const char* client, const char* realm = "r") {
+    AuthorizationRequest r;
+    r.request_id = std::string("id-") + client + "-" + realm;
+    r.realm = realm;
+    r.role = "both";
+    r.client_id = client;
+    r.client_name = "n";
+    r.client_token = "secret-token";
+    return r;
+  };
+  ASSERT_TRUE(e.submit(req("a"), 2, 1000).ok());
+  ASSERT_TRUE(e.submit(req("b"), 2, 1001).ok());
+  EXPECT_EQ(e.submit(req("c"), 2, 1002).error().code, 429);
+  auto again = req("a");
+  again.request_id = "id-a-2";
+  ASSERT_TRUE(e.submit(again, 2, 1003).ok());  // supersedes id-a-r, so it fits
+  EXPECT_EQ(e.pending_count(), 2u);
+  EXPECT_EQ(e.next(std::nullopt)->request_id, "id-b-r");  // the oldest pending
+  EXPECT_FALSE(e.next(std::string("other")).has_value());
+  EXPECT_EQ(e.decide("id-a-r", true, "both", std::nullopt, 2000).error().code, 404);  // superseded
+  auto d = e.decide("id-b-r", false, "both", "no", 2000);
+  ASSERT_TRUE(d.ok());
+  json pub = public_request(*d);
+  EXPECT_EQ(pub["status"], "rejected");
+  EXPECT_EQ(pub["decision_reason"], "no");
+  EXPECT_EQ(pub["client_token_hash"], sha256_hex("secret-token"));
+  EXPECT_EQ(pub.dump().find("secret-token"), std::string::npos);
+  EXPECT_EQ(pub["created_at"], "1970-01-01T00:00:01.001Z");
+  e.remove_realm("r");
+  EXPECT_EQ(e.pending_count(), 0u);
+}
+
+}  // namespace
+}  // namespace siomq::auth
