@@ -97,7 +97,7 @@ struct DurableQueues::State {
   Broker& broker;
   store::Writer& writer;
   DeliverySink& sink;
-  const QueueOptions options;
+  QueueOptions options;
   boost::asio::io_context io;
   boost::asio::steady_timer timer;
   boost::asio::steady_timer expiry_timer;
@@ -693,6 +693,28 @@ void DurableQueues::dlq_replay(std::string msg_id, std::optional<std::string> re
 
 void DurableQueues::purge_realm(std::string realm, std::function<void(const Status&)> done) {
   state_->post([s = state_.get(), realm = std::move(realm), done = std::move(done)] { s->purge_realm(realm, done); });
+}
+
+void DurableQueues::move_store(store::Backend& next, std::function<void(const Status&)> done) {
+  state_->post([s = state_.get(), &next, done = std::move(done)]() mutable {
+    // The whole state as it is now; whatever was submitted before reaches the old backend first, and
+    // everything submitted after this goes to the new one.
+    std::vector<store::Op> ops;
+    for (const auto& [id, e] : s->by_id) ops.push_back(put_row(e->row));
+    for (const auto& [seq, d] : s->dead)
+      ops.push_back(store::Op{store::Op::Kind::put_dead, seq, {}, store::encode_dead_row(d)});
+    for (const auto& [id, spec] : s->stored_specs) {
+      size_t a = id.find('\0');
+      size_t b = id.find('\0', a + 1);
+      store::SubscriptionRecord rec{id.substr(0, a), id.substr(a + 1, b - a - 1), id.substr(b + 1), spec};
+      ops.push_back(store::Op{store::Op::Kind::put_subscription, 0, id, store::encode_subscription(rec)});
+    }
+    s->writer.switch_to(next, std::move(ops), std::move(done));
+  });
+}
+
+void DurableQueues::set_default_ttl(std::optional<int64_t> ttl_ms) {
+  state_->post([s = state_.get(), ttl_ms] { s->options.default_ttl_ms = ttl_ms; });
 }
 
 void DurableQueues::stats(std::function<void(const QueueStats&)> done) {

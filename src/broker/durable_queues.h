@@ -126,6 +126,12 @@ class DurableQueues {
 
   void stats(std::function<void(const QueueStats&)> done);
 
+  // Moves every stored row, DLQ entry and durable subscription to `next` and makes the writer use it
+  // from then on (management's set_persistence). `done` on the writer thread; on failure nothing moved.
+  void move_store(store::Backend& next, std::function<void(const Status&)> done);
+  // The TTL of copies without one of their own, and of DLQ replays (§5.5), from now on.
+  void set_default_ttl(std::optional<int64_t> ttl_ms);
+
  private:
   struct State;
   std::unique_ptr<State> state_;

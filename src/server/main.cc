@@ -34,6 +34,7 @@ struct Options {
   uint16_t port = 17352;
   std::string settings_file;
   std::string data_dir = "./data";
+  bool data_dir_given = false;  // --data-dir on the command line wins over storage_options.path
   std::string storage;  // overrides the settings' `storage`
   std::string sync = "batch";
   unsigned sync_window_us = 2000;
@@ -42,7 +43,15 @@ struct Options {
   bool diagnostics = false;
 };
 
-int run(const Options& opt) {
+// Opens the store that `backend` names; throws store::StoreError.
+std::unique_ptr<store::Backend> open_store(const std::string& backend, const std::string& data_dir, const std::string& url,
+                                           const std::string& prefix) {
+  if (backend == "memory") return store::open_memory();
+  if (backend == "redis") return store::open_redis(url, prefix);
+  return store::open_file(data_dir);
+}
+
+int run(Options opt) {
   server::Settings settings;
   if (!opt.settings_file.empty()) settings = server::load_settings_file(opt.settings_file);
   server::apply_environment(settings);
@@ -56,10 +65,9 @@ int run(const Options& opt) {
 
   // The store first: a data directory that cannot be read stops the start-up (exit code 3).
   const server::StorageSettings& st = settings.storage;
-  std::unique_ptr<store::Backend> backend;
-  if (st.backend == "memory") backend = store::open_memory();
-  else if (st.backend == "redis") backend = store::open_redis(st.redis_url, st.redis_prefix);
-  else backend = store::open_file(opt.data_dir);
+  if (!opt.data_dir_given && !st.data_dir.empty()) opt.data_dir = st.data_dir;
+  std::unique_ptr<store::Backend> backend = open_store(st.backend, opt.data_dir, st.redis_url, st.redis_prefix);
+  std::unique_ptr<store::Backend> next_backend;  // during a set_persistence move; outlives the writer
   auto contents = backend->load();
   store::Writer writer(*backend, *store::parse_sync_mode(opt.sync), std::chrono::microseconds(opt.sync_window_us));
 
@@ -73,7 +81,32 @@ int run(const Options& opt) {
   for (const auto& restored : queues.load(std::move(contents)))
     broker.with_realm(restored.first, [&](broker::Realm& r) { r.restore(restored.second); });
   queues.start();
-  auto housekeeping = surfaces::register_tyo_mq(sio, broker, queues, live, {st.default_ttl_ms});
+  // Runs set_persistence's move: the target is opened and checked on the main thread (it may block), the
+  // queues copy everything into it, and the old backend is closed once the writer has switched.
+  boost::asio::io_context signals_io;
+  surfaces::MoveStore move_store = [&](surfaces::StoreTarget target, std::function<void(const Status&)> done) {
+    boost::asio::post(signals_io, [&, target = std::move(target), done = std::move(done)] {
+      try {
+        next_backend = open_store(target.backend, target.path.empty() ? opt.data_dir : target.path, target.url, target.prefix);
+        auto held = next_backend->load();
+        if (!held.rows.empty() || !held.dead.empty() || !held.subscriptions.empty()) {
+          next_backend.reset();
+          return done(make_error("the target store is not empty", 409));
+        }
+      } catch (const std::exception& e) {
+        next_backend.reset();
+        return done(make_error(std::string("cannot open the store: ") + e.what(), 500));
+      }
+      queues.move_store(*next_backend, [&, done](const Status& s) {
+        boost::asio::post(signals_io, [&, s, done] {
+          if (s) backend = std::move(next_backend);  // the old one closes here
+          else next_backend.reset();
+          done(s);
+        });
+      });
+    });
+  };
+  auto housekeeping = surfaces::register_tyo_mq(sio, broker, queues, live, {st.default_ttl_ms, move_store});
   if (settings.diagnostics) surfaces::register_diagnostics(sio);
 
   const net::TransportOptions& transport = settings.transport;
@@ -86,7 +119,6 @@ int run(const Options& opt) {
   listener.listen(opt.host, opt.port);
 
   // Signals are caught from here on: a TERM or HUP right after the "listening" line is handled, not fatal.
-  boost::asio::io_context signals_io;
   boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM, SIGHUP);
 
   pool.start();
@@ -162,7 +194,8 @@ int main(int argc, char** argv) {
   app.add_option("--host", opt.host, "Address to listen on")->capture_default_str();
   app.add_option("--port", opt.port, "TCP port (env PORT); 0 picks a free one")->capture_default_str();
   app.add_option("--settings", opt.settings_file, "Settings JSON file (env TYO_MQ_SETTINGS_FILE)");
-  app.add_option("--data-dir", opt.data_dir, "Directory of the embedded store")->capture_default_str();
+  auto* data_dir = app.add_option("--data-dir", opt.data_dir, "Directory of the embedded store (else storage_options.path)")
+                       ->capture_default_str();
   app.add_option("--storage", opt.storage, "memory, file (RocksDB) or redis; overrides the settings' storage")
       ->check(CLI::IsMember({"memory", "file", "sqlite", "redis"}));
   app.add_option("--sync", opt.sync, "always, batch (group commit) or never")
@@ -177,6 +210,7 @@ int main(int argc, char** argv) {
   app.add_flag("--diagnostics", opt.diagnostics, "Serve the /diagnostics namespace (transport self-tests)");
   app.set_version_flag("--version", std::string("siomq-server ") + SIOMQ_VERSION);
   CLI11_PARSE(app, argc, argv);
+  opt.data_dir_given = data_dir->count() > 0;
 
   spdlog::set_level(spdlog::level::from_str(opt.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");

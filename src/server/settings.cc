@@ -85,12 +85,14 @@ StorageSettings read_storage(const json& doc) {
     const auto& o = doc.at("storage_options");
     if (!o.is_object()) throw std::runtime_error("storage_options must be an object");
     if (o.contains("default_ttl")) st.default_ttl_ms = read_ttl(o.at("default_ttl"), "storage_options.default_ttl");
-    for (const char* key : {"url", "prefix"}) {
+    for (const char* key : {"url", "prefix", "path", "filename"}) {
       if (o.contains(key) && !o.at(key).is_string())
         throw std::runtime_error(std::string("storage_options.") + key + " must be a string");
     }
     if (o.contains("url")) st.redis_url = o.at("url").get<std::string>();
     if (o.contains("prefix")) st.redis_prefix = o.at("prefix").get<std::string>();
+    if (o.contains("filename")) st.data_dir = o.at("filename").get<std::string>();
+    if (o.contains("path")) st.data_dir = o.at("path").get<std::string>();
   }
   if (doc.contains("max_queued_per_realm"))
     st.max_queued_per_realm = read_count(doc.at("max_queued_per_realm"), "max_queued_per_realm");

@@ -20,6 +20,7 @@ struct StorageSettings {
   std::string redis_prefix = "siomq";
   std::optional<int64_t> default_ttl_ms = 86400 * 1000LL;  // nullopt: stored copies never expire
   size_t max_queued_per_realm = 0;                          // 0: unlimited
+  std::string data_dir;  // storage_options.path (or filename): the file store's directory; "" : --data-dir
 };
 
 struct Settings {

@@ -14,7 +14,7 @@ std::optional<SyncMode> parse_sync_mode(std::string_view text) {
 }
 
 Writer::Writer(Backend& backend, SyncMode mode, std::chrono::microseconds window)
-    : backend_(backend), mode_(mode), window_(window), thread_([this] { run(); }) {}
+    : backend_(&backend), mode_(mode), window_(window), thread_([this] { run(); }) {}
 
 Writer::~Writer() { stop(); }
 
@@ -28,6 +28,23 @@ void Writer::submit(std::vector<Op> ops, Done done) {
     }
   }
   if (done) done(make_error("the store is shutting down", 503));
+}
+
+void Writer::switch_to(Backend& next, std::vector<Op> contents, Done done) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      pending_.push_back(Pending{std::move(contents), std::move(done), &next});
+      if (pending_.size() == 1) cv_.notify_one();
+      return;
+    }
+  }
+  if (done) done(make_error("the store is shutting down", 503));
+}
+
+Backend& Writer::backend() const {
+  std::lock_guard lock(mu_);
+  return *backend_;
 }
 
 void Writer::stop() {
@@ -56,8 +73,9 @@ void Writer::run() {
       // Idle: wake up now and then for the backend's housekeeping.
       while (pending_.empty() && !stopping_) {
         if (cv_.wait_for(lock, std::chrono::seconds(1)) == std::cv_status::timeout && pending_.empty()) {
+          Backend* b = backend_;
           lock.unlock();
-          backend_.maintain();
+          b->maintain();
           lock.lock();
         }
       }
@@ -66,21 +84,39 @@ void Writer::run() {
       // just finished (then the queue already holds whatever arrived during it).
       if (mode_ == SyncMode::batch && !stopping_ && Clock::now() - last_write > window_)
         cv_.wait_for(lock, window_, [this] { return stopping_; });
-      if (mode_ == SyncMode::always) {
+      // A switch is written alone; a group ends before the next switch.
+      if (mode_ == SyncMode::always || pending_.front().switch_to) {
         group.push_back(std::move(pending_.front()));
         pending_.pop_front();
       } else {
-        std::move(pending_.begin(), pending_.end(), std::back_inserter(group));
-        pending_.clear();
+        while (!pending_.empty() && !pending_.front().switch_to) {
+          group.push_back(std::move(pending_.front()));
+          pending_.pop_front();
+        }
       }
+    }
+    if (group.size() == 1 && group.front().switch_to) {
+      Pending& sw = group.front();
+      Status status = sw.switch_to->write(sw.ops, true);
+      if (status) {
+        spdlog::info("store: {} -> {} ({} records copied)", backend_->name(), sw.switch_to->name(), sw.ops.size());
+        std::lock_guard lock(mu_);
+        backend_ = sw.switch_to;
+      } else {
+        spdlog::error("store: cannot move to {}: {}", sw.switch_to->name(), status.error().message);
+      }
+      if (sw.done) sw.done(status);
+      group.clear();
+      last_write = Clock::now();
+      continue;
     }
     ops.clear();
     for (auto& p : group) {
       for (auto& op : p.ops) ops.push_back(std::move(op));
     }
     Status status = Ok{};
-    if (!ops.empty()) status = backend_.write(ops, mode_ != SyncMode::never);
-    if (!status) spdlog::error("store ({}): write of {} changes failed: {}", backend_.name(), ops.size(), status.error().message);
+    if (!ops.empty()) status = backend_->write(ops, mode_ != SyncMode::never);
+    if (!status) spdlog::error("store ({}): write of {} changes failed: {}", backend_->name(), ops.size(), status.error().message);
     {
       std::lock_guard lock(mu_);
       ++stats_.writes;

@@ -44,6 +44,13 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   void submit(std::vector<Op> ops, Done done);
+  // Moves to another backend: everything submitted before goes to the current one; then `contents`
+  // (the engine's whole state, as ops) is written to `next` and synced, and from then on every write
+  // goes there. If writing `contents` fails the current backend stays. `done` on the writer thread.
+  // `next` must outlive the writer's use of it (until another switch, or stop()).
+  void switch_to(Backend& next, std::vector<Op> contents, Done done);
+  // The backend written to now (it changes on the writer thread, after a switch).
+  Backend& backend() const;
   // Writes everything submitted so far, then stops the thread; later submissions fail.
   void stop();
   WriterStats stats() const;
@@ -52,10 +59,11 @@ class Writer {
   struct Pending {
     std::vector<Op> ops;
     Done done;
+    Backend* switch_to = nullptr;  // a switch (written alone, to that backend)
   };
   void run();
 
-  Backend& backend_;
+  Backend* backend_;  // changed only by the writer thread, under mu_
   const SyncMode mode_;
   const std::chrono::microseconds window_;
   mutable std::mutex mu_;

@@ -112,7 +112,16 @@ class SocketRegistry {
 // What every handler reaches.
 struct Context {
   Context(broker::Broker& b, broker::DurableQueues& q, auth::LiveSettings& s, TyoMqOptions o)
-      : broker(b), queues(q), settings(s), options(o) {}
+      : broker(b), queues(q), settings(s), options(std::move(o)) {
+    set_default_ttl(options.default_ttl_ms);
+  }
+  // The store's default TTL (§5.5), changed by set_persistence while handlers read it.
+  std::optional<int64_t> default_ttl() const {
+    int64_t v = default_ttl_ms.load(std::memory_order_relaxed);
+    return v < 0 ? std::nullopt : std::optional<int64_t>(v);
+  }
+  void set_default_ttl(std::optional<int64_t> ttl) { default_ttl_ms.store(ttl ? *ttl : -1, std::memory_order_relaxed); }
+
   broker::Broker& broker;
   broker::DurableQueues& queues;
   auth::LiveSettings& settings;
@@ -120,6 +129,8 @@ struct Context {
   auth::NonceCache nonces;
   auth::Enrolment enrolment;
   SocketRegistry sockets;
+  std::atomic<int64_t> default_ttl_ms{-1};  // -1: never
+  std::atomic<bool> moving_store{false};
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   // housekeeping()'s clocks (steady ms), touched by its one caller only.
   int64_t last_ephemeral_sweep_ms = 0, last_idle_sweep_ms = 0;

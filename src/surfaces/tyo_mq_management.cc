@@ -427,34 +427,51 @@ Status revoke_token(const json& body, json& doc, Outcome& out) {
   return Ok{};
 }
 
-Status set_persistence(const json& body, json& doc, Outcome& out) {
+// set_persistence's request: the store to move to and what the settings file will say of it.
+struct PersistenceChange {
+  StoreTarget target;
+  std::string storage;  // as given ("sqlite" is kept in the file, served by the file store)
+  json options = json::object();
+  std::optional<durations::Ttl> default_ttl;
+};
+
+Result<PersistenceChange> parse_persistence(const json& body) {
+  PersistenceChange c;
   auto backend = text(body, {"storage", "backend"});
   if (!backend) return backend.error();
   if (!*backend) return bad("storage must be memory, file, sqlite or redis");
-  std::string b = **backend == "sqlite" ? "file" : **backend;
-  if (b != "memory" && b != "file" && b != "redis") return bad("unsupported storage backend '" + **backend + "'");
-  json options = json::object();
+  c.storage = **backend;
+  c.target.backend = c.storage == "sqlite" ? "file" : c.storage;
+  if (c.target.backend != "memory" && c.target.backend != "file" && c.target.backend != "redis")
+    return bad("unsupported storage backend '" + c.storage + "'");
   for (const char* k : {"storage_options", "options"}) {
     if (body.contains(k) && !body[k].is_null()) {
       if (!body[k].is_object()) return bad(std::string(k) + " must be an object");
-      options = body[k];
+      c.options = body[k];
     }
   }
   for (const char* k : {"url", "prefix", "filename", "path"}) {
     auto v = text(body, {k});
     if (!v) return v.error();
-    if (*v) options[k] = **v;
+    if (*v) c.options[k] = **v;
   }
-  if (body.contains("default_ttl") && !body["default_ttl"].is_null()) {
-    const json& t = body["default_ttl"];
-    if (!(t.is_number() || t.is_string()) || (t.is_string() && !durations::parse_duration_ms(t.dump())))
+  for (const char* k : {"url", "prefix", "filename", "path"}) {
+    if (c.options.contains(k) && !c.options[k].is_string()) return bad(std::string("storage_options.") + k + " must be a string");
+  }
+  c.target.path = c.options.value("path", c.options.value("filename", ""));
+  c.target.url = c.options.value("url", "redis://127.0.0.1:6379");
+  c.target.prefix = c.options.value("prefix", "siomq");
+  const json* ttl = body.contains("default_ttl") && !body["default_ttl"].is_null() ? &body["default_ttl"]
+                    : c.options.contains("default_ttl") && !c.options["default_ttl"].is_null() ? &c.options["default_ttl"]
+                                                                                              : nullptr;
+  if (ttl) {
+    auto parsed = durations::parse_ttl(ttl->dump());
+    if (!(ttl->is_number() || ttl->is_string()) || (ttl->is_string() && parsed.kind != durations::Ttl::Kind::ms))
       return bad("default_ttl must be a number of seconds or a duration such as \"12h\"");
-    options["default_ttl"] = t;
+    c.default_ttl = parsed;
+    c.options["default_ttl"] = *ttl;
   }
-  doc["storage"] = **backend;
-  doc["storage_options"] = options;
-  out.extra["restart_required"] = true;
-  return Ok{};
+  return c;
 }
 
 // A realm-scoped reply: only that realm's settings (§8.2).
@@ -500,6 +517,41 @@ json stats_of(Context& ctx) {
                     {"subscriptions", c.keys}};
   }
   return {{"realms", realms}, {"connections_current", ctx.sockets.size()}};
+}
+
+// set_persistence: the live store moves (everything stored is copied, the writer switches), then the
+// settings file says so. Answered when the move is done, always on AUTH_MANAGEMENT_RESULT without an ack.
+void set_persistence(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg,
+                     const std::shared_ptr<SocketEndpoint>& endpoint, const json& body) {
+  auto reply = [&](const json& payload) { answer(socket, msg, "AUTH_MANAGEMENT_RESULT", payload); };
+  auto change = parse_persistence(body);
+  if (!change) return reply(failure(change.error()));
+  if (!ctx->options.move_store) return reply(failure(make_error("this server cannot change its store while running", 501)));
+  if (ctx->moving_store.exchange(true)) return reply(failure(make_error("a store move is already in progress", 409)));
+  ctx->options.move_store(change->target, [ctx, endpoint, ack_id = msg.ack_id, change = *change](const Status& s) {
+    ctx->moving_store = false;
+    auto send = [&](const json& payload) {
+      std::string text = payload.dump(-1, ' ', false, json::error_handler_t::replace);
+      if (ack_id) endpoint->send(ack_frames(*ack_id, "[" + text + "]"));
+      else endpoint->send(event_frames("AUTH_MANAGEMENT_RESULT", text));
+    };
+    if (!s) return send(failure(s.error()));
+    if (change.default_ttl) {
+      std::optional<int64_t> ttl;
+      if (change.default_ttl->kind == durations::Ttl::Kind::ms) ttl = change.default_ttl->ms;
+      ctx->set_default_ttl(ttl);
+      ctx->queues.set_default_ttl(ttl);
+    }
+    json after;
+    auto saved = ctx->settings.update([&](json& doc) -> Status {
+      doc["storage"] = change.storage;
+      doc["storage_options"] = change.options;
+      after = doc;
+      return Ok{};
+    });
+    if (!saved) return send(failure(saved.error()));
+    send({{"ok", true}, {"settings", public_settings(after)}});
+  });
 }
 
 void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg) {
@@ -563,6 +615,8 @@ void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
     return;
   }
 
+  if (command == "set_persistence") return set_persistence(ctx, socket, msg, endpoint, body);
+
   // Synchronous commands: always answered on AUTH_MANAGEMENT_RESULT (or the ack callback).
   auto reply = [&](const json& payload) { answer(socket, msg, "AUTH_MANAGEMENT_RESULT", payload); };
   if (command == "get") return reply({{"ok", true}, {"settings", public_settings(ctx->settings.document())}});
@@ -594,8 +648,6 @@ void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
       doc["auth"]["enabled"] = **enabled;
       return Ok{};
     };
-  } else if (command == "set_persistence") {
-    change = [&](json& doc, Outcome& o) { return set_persistence(body, doc, o); };
   } else if (command == "add_realm") {
     change = [&](json& doc, Outcome& o) { return add_realm(body, doc, o); };
   } else if (command == "rename_realm") {

@@ -229,7 +229,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
   message->payload = std::move(payload);
   message->attachments = attachments;
   message->producer = p->from;
-  message->ttl_ms = effective_ttl(*p, routing.default_ttl_ms, ctx.options.default_ttl_ms);
+  message->ttl_ms = effective_ttl(*p, routing.default_ttl_ms, ctx.default_ttl());
   broker::DurableQueues::Confirm done;
   if (msg.ack_id) {
     done = [self, ack_id = *msg.ack_id](size_t stored, const Status& status) {
@@ -511,7 +511,7 @@ std::unique_ptr<broker::DeliverySink> make_tyo_mq_sink() {
 
 std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
                                       auth::LiveSettings& settings, TyoMqOptions options) {
-  auto ctx = std::make_shared<Context>(broker, queues, settings, options);
+  auto ctx = std::make_shared<Context>(broker, queues, settings, std::move(options));
   net::Namespace ns;
   ns.name = "/";
   ns.on_connect = [ctx](net::Socket& socket, std::string_view) -> std::optional<std::string> {

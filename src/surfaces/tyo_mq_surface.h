@@ -8,6 +8,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+
+#include "wire/result.h"
 
 namespace siomq::net {
 class SioServer;
@@ -23,8 +26,19 @@ class LiveSettings;
 
 namespace siomq::surfaces {
 
+// Where management's set_persistence moves the durable store.
+struct StoreTarget {
+  std::string backend;  // memory, file or redis
+  std::string path;     // file: the data directory ("" : the server's --data-dir)
+  std::string url, prefix;  // redis
+};
+// Opens the target, checks that it holds nothing, and moves the live store there; `done` from any
+// thread. The process provides it (opening a store may block).
+using MoveStore = std::function<void(StoreTarget target, std::function<void(const Status&)> done)>;
+
 struct TyoMqOptions {
   std::optional<int64_t> default_ttl_ms = 86400 * 1000LL;  // the store's default TTL (§5.5); nullopt: never
+  MoveStore move_store;  // absent: set_persistence answers 501
 };
 
 // How the durable queues send stored copies to tyo-mq consumers.

@@ -248,17 +248,19 @@ test('set_global_auth, set_persistence, reload_settings; every change is in the 
   let r = await m({ command: 'set_persistence', storage: 'mongodb' });
   assert.deepEqual(r, { ok: false, code: 400, message: "unsupported storage backend 'mongodb'" });
   assert.equal((await m({ command: 'set_persistence', storage: 'redis', default_ttl: 'soon' })).code, 400);
-  r = await m({ command: 'set_persistence', backend: 'redis', url: 'redis://127.0.0.1:1', prefix: 'p', default_ttl: '2h' });
+  r = await m({ command: 'set_persistence', backend: 'redis', url: 'redis://127.0.0.1:1', prefix: 'p' });
+  assert.equal(r.code, 500);  // nobody listens there: the store stays
+  assert.match(r.message, /cannot open the store/);
+  r = await m({ command: 'set_persistence', storage: 'memory', default_ttl: '2h' });
   assert.equal(r.ok, true);
-  assert.equal(r.restart_required, true);
-  assert.deepEqual(r.settings.persistence, { storage: 'redis', storage_options: { url: 'redis://127.0.0.1:1', prefix: 'p', default_ttl: '2h' } });
+  assert.deepEqual(r.settings.persistence, { storage: 'memory', storage_options: { default_ttl: '2h' } });
   await m({ command: 'add_realm', realm: 'kept', required: false });
   r = await m({ command: 'set_global_auth', enabled: false });
   assert.equal(r.settings.auth.enabled, false);
   const onDisk = readSettings(server);
   assert.equal(onDisk.auth.enabled, false);
   assert.deepEqual(onDisk.auth.realms.kept, { required: false });
-  assert.equal(onDisk.storage, 'redis');
+  assert.equal(onDisk.storage, 'memory');
   // No temporary files are left beside it.
   assert.deepEqual(fs.readdirSync(server.dir).filter((f) => f.includes('.tmp')), []);
 
@@ -286,6 +288,90 @@ test('set_global_auth, set_persistence, reload_settings; every change is in the 
   const a = await admin(again, t);
   r = await manage(a, { command: 'get' }, ADMIN);
   assert.deepEqual(r.settings.auth.realms.kept, { required: false });
+});
+
+test('set_persistence moves the live store: what is queued goes along, and a restart finds it there', async (t) => {
+  const { tempDir } = require('./lib/server');
+  const target = tempDir(t);
+  const server = await startServer(t, { settings: settings({}, { storage: 'memory' }) });
+  const s = await admin(server, t);
+  // An offline durable consumer in r1 with one message waiting, and one in the DLQ.
+  const c = await connectV4(server.url, { transports: ['websocket'] });
+  await authenticate(c, { token: 'tok-r1' });
+  c.emit('CONSUMER', { name: 'away' });
+  c.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'away', consumer_id: 'away', durable: true, ack: true,
+    ack_timeout: '50ms', retry: { max_attempts: 1 } });
+  await delay(100);
+  await emitAck(c, 'PRODUCE', { event: 'e', from: 'p', message: 'dead' });
+  await waitFor(async () => (await manage(s, { command: 'dlq_list' }, ADMIN)).entries.length === 1);
+  c.close();
+  await delay(100);
+  const p = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => p.close());
+  await authenticate(p, { token: 'tok-r1' });
+  assert.deepEqual((await emitAck(p, 'PRODUCE', { event: 'e', from: 'p', message: 'kept' }))[0], { ok: true, stored: 1 });
+
+  // A non-empty target is refused.
+  const busy = tempDir(t);
+  const other = await startServer(t, { settings: {}, dataDir: busy });
+  const o = await connectV4(other.url, { transports: ['websocket'] });
+  o.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'z', consumer_id: 'z', durable: true });
+  await delay(100);
+  o.close();
+  await other.stop();
+  assert.deepEqual(await manage(s, { command: 'set_persistence', storage: 'file', path: busy }, ADMIN),
+    { ok: false, code: 409, message: 'the target store is not empty' });
+
+  const r = await manage(s, { command: 'set_persistence', storage: 'sqlite', path: target, default_ttl: 3600 }, ADMIN);
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.deepEqual(r.settings.persistence, { storage: 'sqlite', storage_options: { path: target, default_ttl: 3600 } });
+  await server.waitForLog(/store: memory -> file/);
+  // New messages go to the new store too.
+  assert.deepEqual((await emitAck(p, 'PRODUCE', { event: 'e', from: 'p', message: 'after' }))[0], { ok: true, stored: 1 });
+  // Its own directory is locked while it runs.
+  assert.equal((await manage(s, { command: 'set_persistence', storage: 'file', path: target }, ADMIN)).code, 500);
+  const saved = readSettings(server);
+  await server.stop();
+
+  // A restart on that directory delivers both, in order, and still has the DLQ entry.
+  const again = await startServer(t, { settings: saved, dataDir: target });
+  const a = await admin(again, t);
+  assert.equal((await manage(a, { command: 'dlq_list', realm: 'r1' }, ADMIN)).entries.length, 1);
+  const back = await connectV4(again.url, { transports: ['websocket'] });
+  t.after(() => back.close());
+  await authenticate(back, { token: 'tok-r1' });
+  const got = collect(back, 'CONSUME-p-e');
+  back.emit('CONSUMER', { name: 'away' });
+  back.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'away', consumer_id: 'away', durable: true, ack: true });
+  await waitFor(() => got.length === 2);
+  assert.deepEqual(got.map((m) => m.message), ['kept', 'after']);
+});
+
+test('set_persistence to redis: the queued rows are written there', async (t) => {
+  const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
+  if (!REDIS_URL) return t.skip('SIOMQ_TEST_REDIS_URL is not set');
+  const { redis } = require('./lib/redis');
+  const prefix = `siomq-move-${process.pid}-${Date.now()}`;
+  t.after(() => redis(REDIS_URL, ['DEL', `${prefix}:rows`, `${prefix}:dead`, `${prefix}:subs`]));
+  const server = await startServer(t, { settings: settings({}, { storage: 'file' }) });
+  const s = await admin(server, t);
+  const c = await connectV4(server.url, { transports: ['websocket'] });
+  await authenticate(c, { token: 'tok-r1' });
+  c.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'away', consumer_id: 'away', durable: true });
+  await delay(100);
+  c.close();  // away goes offline: what follows is stored
+  await delay(100);
+  const p = await connectV4(server.url, { transports: ['websocket'] });
+  t.after(() => p.close());
+  await authenticate(p, { token: 'tok-r1' });
+  for (let i = 0; i < 3; i++) assert.deepEqual((await emitAck(p, 'PRODUCE', { event: 'e', from: 'p', message: i }))[0], { ok: true, stored: 1 });
+  const r = await manage(s, { command: 'set_persistence', storage: 'redis', storage_options: { url: REDIS_URL, prefix } }, ADMIN);
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.deepEqual(await redis(REDIS_URL, ['HLEN', `${prefix}:subs`]), [1]);
+  assert.deepEqual(await redis(REDIS_URL, ['HLEN', `${prefix}:rows`]), [3]);
+  // Later writes go there as well.
+  await emitAck(p, 'PRODUCE', { event: 'e', from: 'p', message: 3 });
+  await waitFor(async () => (await redis(REDIS_URL, ['HLEN', `${prefix}:rows`]))[0] === 4);
 });
 
 test('stats and the DLQ commands: list, discard, replay, per realm', async (t) => {

@@ -1,6 +1,8 @@
 #include "store/store.h"
 
 #include <gtest/gtest.h>
+
+#include <future>
 #include <hiredis/hiredis.h>
 #include <rocksdb/db.h>
 #include <stdlib.h>
@@ -677,6 +679,24 @@ TEST(Writer, GroupCommitsConcurrentSubmissionsInOrder) {
   EXPECT_LT(stats.writes, static_cast<uint64_t>(kThreads * kEach));
   EXPECT_EQ(stats.failures, 0u);
   EXPECT_EQ(store->load().rows.size(), static_cast<size_t>(kThreads * kEach));
+}
+
+TEST(Writer, SwitchWritesTheContentsThenEverythingLaterToTheNewBackend) {
+  TempDir da, db;
+  auto a = open_file(da.path().string());
+  auto b = open_file(db.path().string());
+  Writer writer(*a, SyncMode::batch, std::chrono::microseconds(200));
+  writer.submit({put_row(sample_row(1))}, {});
+  std::promise<Status> switched;
+  writer.switch_to(*b, {put_row(sample_row(1)), put_row(sample_row(2))}, [&](const Status& st) { switched.set_value(st); });
+  writer.submit({put_row(sample_row(3))}, {});
+  ASSERT_TRUE(switched.get_future().get().ok());
+  writer.stop();
+  EXPECT_EQ(&writer.backend(), b.get());
+  EXPECT_EQ(a->load().rows.size(), 1u);  // only what came before the switch
+  auto rows = b->load().rows;
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].seq, 3u);
 }
 
 TEST(Writer, StopDrainsWhatWasSubmitted) {
