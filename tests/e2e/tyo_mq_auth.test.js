@@ -122,11 +122,15 @@ test('§6.4 JWTs: per-realm manager_key, global secret; forged, expired, early, 
     'no role': jwt({ realm: 'x' }, JWT_SECRET),
     'two parts': `${h}.${p}`,
   };
+  const same = await client(server, t);
   for (const [what, token] of Object.entries(bad)) {
-    const s = await client(server, t);
-    assert.deepEqual(await authenticate(s, { token }),
+    assert.deepEqual(await authenticate(same, { token }),
       { event: 'AUTH_FAIL', body: { code: 401, message: 'Invalid authentication token' } }, what);
   }
+  // None of the refusals left a grant behind: the socket is still unauthenticated, and can log in.
+  const [gated] = await emitAck(same, 'PRODUCE', { event: 'e', from: 'p' });
+  assert.equal(gated.code, 401);
+  assert.deepEqual(await authenticate(same, { token: valid }), { event: 'AUTH_OK', body: { realm: 'x', role: 'both' } });
 });
 
 test('§6.4 external validators: realm url, longest prefix, global; secret header; scope, refusals, errors, timeout', async (t) => {

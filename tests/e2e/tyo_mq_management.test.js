@@ -85,6 +85,42 @@ test('§8.1 proofs: missing, forged, wrong key, stale either way, replayed nonce
   assert.equal(badBody.code, 400);
 });
 
+test('bad management input is refused with its code and changes nothing, in memory or on disk', async (t) => {
+  const server = await startServer(t, { settings: settings() });
+  const s = await admin(server, t);
+  const before = await manage(s, { command: 'get' }, ADMIN);
+  const fileBefore = fs.readFileSync(server.settingsFile, 'utf8');
+  const bad = [
+    [{ command: 'add_realm', realm: 'x', required: 'yes' }, 400],
+    [{ command: 'add_realm', realm: 5 }, 400],
+    [{ command: 'add_realm', realm: 'x', manager_key: ['k'] }, 400],
+    [{ command: 'add_realm', realm: 'x', ttl: -5 }, 400],
+    [{ command: 'add_realm', realm: 'x', ttl: '10 minutes' }, 400],
+    [{ command: 'set_realm_lifetime', realm: 'r1', ttl: 'later' }, 400],
+    [{ command: 'set_realm_key', realm: 'r1', key: 42 }, 400],
+    [{ command: 'set_realm_acceptance', realm: 'r1' }, 400],
+    [{ command: 'rename_realm', from: 'r1' }, 400],
+    [{ command: 'add_management_token', token: '', realm_prefix: 'x' }, 400],
+    [{ command: 'add_management_token', token: 't', realm_prefix: 7 }, 400],
+    [{ command: 'revoke_management_token', token_hash: 1 }, 400],
+    [{ command: 'set_external_auth', auth_url: 'javascript:alert(1)' }, 400],
+    [{ command: 'revoke_token', token: 7 }, 400],
+    [{ command: 'revoke_token', allow_admin: 'yes', token: ADMIN }, 400],
+    [{ command: 'set_global_auth' }, 400],
+    [{ command: 'set_persistence', storage: 'memory', storage_options: 'x' }, 400],
+    [{ command: 42 }, 400],
+    [{}, 400],
+  ];
+  for (const [body, code] of bad) {
+    const r = await manage(s, body, ADMIN);
+    assert.equal(r.ok, false, JSON.stringify(body));
+    assert.equal(r.code, code, JSON.stringify(body));
+    assert.equal(typeof r.message, 'string');
+  }
+  assert.deepEqual(await manage(s, { command: 'get' }, ADMIN), before);
+  assert.equal(fs.readFileSync(server.settingsFile, 'utf8'), fileBefore);
+});
+
 test('get: public settings hide every secret', async (t) => {
   const server = await startServer(t, {
     settings: settings({
