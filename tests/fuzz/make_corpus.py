@@ -140,10 +140,32 @@ http_seeds = {
     "other_path": http("GET", "/metrics", ("Connection: keep-alive",)),
 }
 
+# ---- auth: JWTs (HS256 over "fuzz-secret"), proofs and signed bodies ----
+def _jwt(header, payload, secret=b"fuzz-secret"):
+    import base64, hashlib, hmac, json
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    head = b64(json.dumps(header, separators=(",", ":")).encode())
+    body = b64(json.dumps(payload, separators=(",", ":")).encode())
+    sig = b64(hmac.new(secret, f"{head}.{body}".encode(), hashlib.sha256).digest())
+    return f"{head}.{body}.{sig}"
+
+
+auth_seeds = {
+    "jwt_valid": _jwt({"alg": "HS256", "typ": "JWT"}, {"realm": "r", "role": "both", "exp": 2000000000}),
+    "jwt_expired": _jwt({"alg": "HS256"}, {"realm": "r", "role": "both", "exp": 1}),
+    "jwt_none": _jwt({"alg": "none"}, {"realm": "r", "role": "both"}),
+    "jwt_padded": _jwt({"alg": "HS256"}, {"realm": "r", "role": "both"}) + "=",
+    "proof": '{"timestamp":1700000000000,"nonce":"0123456789abcdef","signature":"' + "ab" * 32 + '"}',
+    "proof_string_ts": '{"timestamp":"1700000000000","nonce":7,"signature":"AB"}',
+    "body_nested": '{"command":"add_realm","realm":"r","b":[1,2.5,-0,1e21,{"z":null,"a":"\\u00e9\\n"}]}',
+    "body_unicode": '{"\\ud83d\\ude00":1,"\\uffff":2,"a":"\\ud800"}',
+}
+
 if __name__ == "__main__":
     write("fuzz_engineio", engineio)
     write("fuzz_socketio", socketio)
     write("fuzz_websocket", websocket)
     write("fuzz_http", http_seeds)
-    total = sum(len(s) for s in (engineio, socketio, websocket, http_seeds))
+    write("fuzz_auth", auth_seeds)
+    total = sum(len(s) for s in (engineio, socketio, websocket, http_seeds, auth_seeds))
     print(f"wrote {total} seeds under {os.path.join(HERE, 'corpus')}")
