@@ -1,14 +1,11 @@
 #include "surfaces/tyo_mq_surface.h"
 
-#include "surfaces/tyo_mq_context.h"
-
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include <openssl/rand.h>
 
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "broker/broker.h"
 #include "broker/durable_queues.h"
@@ -16,6 +13,7 @@
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
 #include "surfaces/ping.h"
+#include "surfaces/tyo_mq_context.h"
 #include "surfaces/tyo_mq_requests.h"
 #include "wire/engineio.h"
 #include "wire/js_json.h"
@@ -519,8 +517,13 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
     return std::nullopt;
   };
   // PING: the ack callback receives the JSON *string* of the payload plus pong and timestamp (§3.8).
-  ns.handlers["PING"] = [](net::Socket& socket, const net::Message& msg) {
-    if (!msg.ack_id) return;
+  // PING, QUIT, HELLO and DEBUG pass the gate with an empty role list (§3): open realms, implicit grants
+  // and the roles admin, manager and both.
+  auto open_gate = [ctx](net::Socket& socket, const net::Message& msg, std::string_view event) {
+    return admit(*ctx, ctx->settings.current(), socket, *endpoint_of(socket), msg, event, {});
+  };
+  ns.handlers["PING"] = [open_gate](net::Socket& socket, const net::Message& msg) {
+    if (!open_gate(socket, msg, "PING") || !msg.ack_id) return;
     std::string reply = ping_reply(msg.json, iso_timestamp(std::chrono::system_clock::now()));
     std::string args = "[";
     sio::append_json_string(args, reply);
@@ -535,19 +538,22 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
   ns.handlers["PRODUCE_CHUNK"] = [ctx](net::Socket& s, const net::Message& m) { on_produce_chunk(*ctx, s, m); };
   ns.handlers["ACK"] = [ctx](net::Socket& s, const net::Message& m) { on_ack(*ctx, s, m); };
   // QUIT: the payload must be the socket's own id; the server then disconnects it.
-  ns.handlers["QUIT"] = [](net::Socket& socket, const net::Message& msg) {
+  ns.handlers["QUIT"] = [open_gate](net::Socket& socket, const net::Message& msg) {
+    if (!open_gate(socket, msg, "QUIT")) return;
     auto args = json::array_elements(msg.json);
     if (args && args->size() >= 2 && json::unescape((*args)[1]).value_or("") == socket.id()) return socket.disconnect(true);
     reply_error(socket, msg, Error{kMalformedRequest, "QUIT: the payload must be this socket's id"});
   };
   // HELLO and DEBUG are logged only.
-  ns.handlers["HELLO"] = [](net::Socket& socket, const net::Message& msg) {
+  ns.handlers["HELLO"] = [open_gate](net::Socket& socket, const net::Message& msg) {
+    if (!open_gate(socket, msg, "HELLO")) return;
     std::string storage;
     auto object = request(socket, msg, storage);
     if (!object) return;
     spdlog::info("HELLO from {} ({}): {}", socket.id(), socket.remote_address(), *object);
   };
-  ns.handlers["DEBUG"] = [](net::Socket& socket, const net::Message& msg) {
+  ns.handlers["DEBUG"] = [open_gate](net::Socket& socket, const net::Message& msg) {
+    if (!open_gate(socket, msg, "DEBUG")) return;
     spdlog::debug("DEBUG from {}: {}", socket.id(), msg.json);
   };
   register_auth_handlers(ctx, ns);

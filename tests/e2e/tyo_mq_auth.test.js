@@ -271,9 +271,19 @@ test('§6.5 roles in a realm that requires auth: producer vs consumer events', a
     const [ack] = await emitAck(c, event, { event: 'e', from: 'p', name: 'p' });
     assert.deepEqual(ack, { ok: false, code: 403, message: `Role 'consumer' is not allowed to send ${event}` });
   }
-  // PING and HELLO are not gated.
-  const [pong] = await emitAck(c, 'PING', {});
-  assert.equal(typeof pong, 'string');
+  // PING, QUIT, HELLO and DEBUG have an empty role list (§3): only admin, manager and both pass it in a
+  // realm that requires auth.
+  const [refused] = await emitAck(c, 'PING', {});
+  assert.deepEqual(refused, { ok: false, code: 403, message: "Role 'consumer' is not allowed to send PING" });
+  const b = await client(server, t);
+  await authenticate(b, { token: 'tok-b-both' });
+  assert.equal(typeof (await emitAck(b, 'PING', {}))[0], 'string');
+  // Unauthenticated in a realm that requires auth: refused; in an open realm: an implicit grant.
+  const u = await client(server, t);
+  assert.deepEqual((await emitAck(u, 'PING', {}))[0], { ok: false, code: 401, message: 'Authentication required before PING' });
+  const o = await client(server, t);
+  await authenticate(o, { realm: 'keyed', role: 'consumer', key: 'x' });  // fails, but keyed is remembered
+  assert.equal((await emitAck(o, 'HELLO', { name: 'n' }))[0].code, 401);
 });
 
 test('§6.6 anonymous names: default allows them, other realms only with allow_anonymous', async (t) => {
