@@ -11,7 +11,7 @@ const path = require('node:path');
 const net = require('node:net');
 const { startServer, delay } = require('./lib/server');
 const { connectV4, emitAck, waitFor, once, TIME_SCALE } = require('./lib/clients');
-const { jwt, b64url, authenticate, collect, startValidator, manage } = require('./lib/tyo_auth');
+const { jwt, b64url, authenticate, collect, startValidator, manage, connectFor: client } = require('./lib/tyo_auth');
 const crypto = require('node:crypto');
 
 const ADMIN = 'admin-secret-token';
@@ -37,12 +37,6 @@ function settings(auth = {}, extra = {}) {
     },
     ...extra,
   };
-}
-
-async function client(server, t) {
-  const s = await connectV4(server.url, { transports: ['websocket'] });
-  t.after(() => s.close());
-  return s;
 }
 
 const NOW_S = () => Math.floor(Date.now() / 1000);

@@ -8,13 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const { startServer, delay } = require('./lib/server');
 const { io, connectV4, emitAck, waitFor, once, TIME_SCALE } = require('./lib/clients');
-const { authenticate, collect } = require('./lib/tyo_auth');
-
-async function client(server, t, opts = {}) {
-  const s = await connectV4(server.url, { transports: ['websocket'], ...opts });
-  t.after(() => s.close());
-  return s;
-}
+const { authenticate, collect, connectFor: client } = require('./lib/tyo_auth');
 
 // A connection whose RATE_LIMITED and disconnect are watched from the start (they can come right
 // after the CONNECT answer).

@@ -8,7 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const { startServer, delay } = require('./lib/server');
 const { connectV4, emitAck, waitFor, once, TIME_SCALE } = require('./lib/clients');
-const { sign, manage, signedAck, authenticate, collect, sha256 } = require('./lib/tyo_auth');
+const { sign, manage, signedAck, authenticate, collect, sha256, connectFor: admin } = require('./lib/tyo_auth');
 
 const ADMIN = 'admin-secret-token';
 const RKEY = 'manager-key-of-r1';
@@ -28,12 +28,6 @@ function settings(auth = {}, extra = {}) {
     },
     ...extra,
   };
-}
-
-async function admin(server, t) {
-  const s = await connectV4(server.url, { transports: ['websocket'] });
-  t.after(() => s.close());
-  return s;
 }
 
 const readSettings = (server) => JSON.parse(fs.readFileSync(server.settingsFile, 'utf8'));

@@ -5,7 +5,14 @@
 
 const crypto = require('node:crypto');
 const http = require('node:http');
-const { emitAck, once, withTimeout, DEFAULT_TIMEOUT_MS } = require('./clients');
+const { connectV4, emitAck, once, withTimeout, DEFAULT_TIMEOUT_MS } = require('./clients');
+
+// A websocket socket.io-client@4 connection to `server`, closed after the test.
+async function connectFor(server, t, opts = {}) {
+  const s = await connectV4(server.url, { transports: ['websocket'], ...opts });
+  t.after(() => s.close());
+  return s;
+}
 
 // tyo-mq's stableStringify: keys sorted by JavaScript's default sort at every depth, no whitespace.
 function stableStringify(v) {
@@ -95,4 +102,4 @@ async function startValidator(t, answer) {
   return { url: `http://127.0.0.1:${server.address().port}`, requests };
 }
 
-module.exports = { stableStringify, sign, manage, signedAck, jwt, b64url, authenticate, collect, sha256, startValidator, once };
+module.exports = { connectFor, stableStringify, sign, manage, signedAck, jwt, b64url, authenticate, collect, sha256, startValidator, once };
