@@ -316,15 +316,19 @@ void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg
 
 // §11.1's per-socket and per-realm caps on names (PRODUCER/CONSUMER) and subscriptions: true when
 // `item` is already counted or fits; otherwise RATE_LIMITED (retry_after 60) and the event is dropped.
+// A socket's items are counted only while a cap applies; `in_realm()` is asked only when a realm cap is
+// set (counting a realm's subscriptions walks them).
+template <class Count>
 bool within_cap(net::Socket& socket, SocketEndpoint& endpoint, std::set<std::pair<std::string, std::string>>& mine,
-                const std::pair<std::string, std::string>& item, double per_socket, double per_realm, size_t in_realm,
+                const std::pair<std::string, std::string>& item, double per_socket, double per_realm, Count in_realm,
                 const char* socket_reason, const char* realm_reason) {
+  if (per_socket <= 0 && per_realm <= 0) return true;  // not counted while no cap applies
   if (mine.count(item)) return true;
   if (per_socket > 0 && static_cast<double>(mine.size()) >= per_socket) {
     rate_limited(socket, endpoint, socket_reason, 60);
     return false;
   }
-  if (per_realm > 0 && static_cast<double>(in_realm) >= per_realm) {
+  if (per_realm > 0 && static_cast<double>(in_realm()) >= per_realm) {
     rate_limited(socket, endpoint, realm_reason, 60);
     return false;
   }
@@ -356,7 +360,8 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   std::string key = broker::subscription_key(spec.producer, spec.event);
   auto notices = ctx.broker.with_realm(realm, [&](broker::Realm& rm) -> std::optional<std::vector<broker::Notice>> {
     if (!within_cap(socket, *endpoint, endpoint->subscriptions, {realm, key + '\0' + spec.consumer},
-                    limits.max_subscriptions_per_socket, limits.max_subscriptions_per_realm, rm.subscription_count(),
+                    limits.max_subscriptions_per_socket, limits.max_subscriptions_per_realm,
+                    [&] { return rm.subscription_count(); },
                     "max_subscriptions_per_socket", "max_subscriptions_per_realm"))
       return std::nullopt;
     auto out = rm.subscribe(spec, endpoint);
@@ -437,10 +442,10 @@ void on_register(Context& ctx, net::Socket& socket, const net::Message& msg, boo
   if (!name_allowed(snap, socket, realm, reg->name)) return;
   const auth::LimitValues& limits = snap.limits.for_realm(realm);
   auto notices = ctx.broker.with_realm(realm, [&](broker::Realm& rm) -> std::optional<std::vector<broker::Notice>> {
-    auto counts = rm.counts();
     if (!within_cap(socket, *endpoint, endpoint->registrations, {realm, (producer ? "p:" : "c:") + reg->name},
                     limits.max_registrations_per_socket, limits.max_registrations_per_realm,
-                    counts.producers + counts.consumers, "max_registrations_per_socket", "max_registrations_per_realm"))
+                    [&] { return rm.producer_count() + rm.consumer_count(); }, "max_registrations_per_socket",
+                    "max_registrations_per_realm"))
       return std::vector<broker::Notice>{};
     if (producer) return rm.register_producer(reg->name, reg->id, endpoint, reg->default_ttl_ms);
     return rm.register_consumer(reg->name, reg->id, endpoint);
