@@ -342,9 +342,8 @@ Status revoke_management_token(const json& body, json& doc, Outcome&) {
   return make_error("Management token not found", 404);
 }
 
-// http:// only: the validator client does not speak TLS (docs/protocol-notes.md).
 bool valid_url(const std::string& url) {
-  static const std::regex kUrl("^http://[^/\\s@]+(/\\S*)?$");
+  static const std::regex kUrl("^https?://[^/\\s@]+(/\\S*)?$");
   return std::regex_match(url, kUrl);
 }
 
@@ -359,7 +358,7 @@ Status set_external_auth(const json& body, json& doc, Outcome& out) {
   if (!prefix) return prefix.error();
   if (*realm && *prefix) return bad("give either realm or realm_prefix, not both");
   std::string u = url->value_or("");
-  if (!u.empty() && !valid_url(u)) return bad("auth_url must be an http:// URL (https validators are not supported)");
+  if (!u.empty() && !valid_url(u)) return bad("auth_url must be an http:// or https:// URL");
   auto apply = [&](json& target) {
     if (u.empty()) {
       target.erase("auth_url");

@@ -11,7 +11,7 @@ const path = require('node:path');
 const net = require('node:net');
 const { startServer, delay } = require('./lib/server');
 const { connectV4, emitAck, waitFor, once, TIME_SCALE } = require('./lib/clients');
-const { jwt, b64url, authenticate, collect, startValidator, manage, connectFor: client } = require('./lib/tyo_auth');
+const { jwt, b64url, authenticate, collect, startValidator, selfSignedCert, manage, connectFor: client } = require('./lib/tyo_auth');
 const crypto = require('node:crypto');
 
 const ADMIN = 'admin-secret-token';
@@ -198,6 +198,22 @@ test('§6.4 external validators: realm url, longest prefix, global; secret heade
   assert.ok(Date.now() - t0 < 2500 * TIME_SCALE, 'the validator timeout (500 ms) applies');
   // The server kept serving while waiting.
   assert.deepEqual(await auth({ token: 'tok-b-both' }), { event: 'AUTH_OK', body: { realm: 'b', role: 'both' } });
+});
+
+test('§6.4 https validators: a certificate the server trusts passes, an untrusted one fails the authentication', async (t) => {
+  const tls = selfSignedCert(t);
+  const validator = await startValidator(t, (req) => ({ body: { realm: 'tls', role: req.body.token === 'good' ? 'both' : '' } }), tls);
+  const config = settings({ auth_url: `${validator.url}/check` });
+  const trusting = await startServer(t, { settings: config, env: { SSL_CERT_FILE: tls.certFile } });
+  assert.deepEqual(await authenticate(await client(trusting, t), { token: 'good' }), { event: 'AUTH_OK', body: { realm: 'tls', role: 'both' } });
+  assert.deepEqual(await authenticate(await client(trusting, t), { token: 'bad' }),
+    { event: 'AUTH_FAIL', body: { code: 401, message: 'Invalid authentication token' } });
+  const asked = validator.requests.length;
+  const wary = await startServer(t, { settings: config, env: { SSL_CERT_FILE: '/nonexistent.pem', SSL_CERT_DIR: '/nonexistent' } });
+  assert.deepEqual(await authenticate(await client(wary, t), { token: 'good' }),
+    { event: 'AUTH_FAIL', body: { code: 401, message: 'Authentication failed' } });
+  assert.equal(validator.requests.length, asked, 'nothing was sent over the unverified connection');
+  await wary.waitForLog(/TLS handshake failed/);
 });
 
 test('§6.3 gate: unauthenticated refusals answer AUTH_FAIL and the ack; nothing is delivered', async (t) => {

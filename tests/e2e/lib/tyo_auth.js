@@ -78,11 +78,27 @@ function collect(socket, event) {
 
 const sha256 = (s) => crypto.createHash('sha256').update(s).digest('hex');
 
+// A self-signed certificate for 127.0.0.1 (openssl CLI): {key, cert, certFile}.
+function selfSignedCert(t) {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const { execFileSync } = require('node:child_process');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'siomq-tls-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const keyFile = path.join(dir, 'key.pem');
+  const certFile = path.join(dir, 'cert.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  return { key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile), certFile };
+}
+
 // An external token validator (§6.4 step 5) on a free port: `answer(request)` returns
-// {status, body, delayMs}; every request is recorded with its headers.
-async function startValidator(t, answer) {
+// {status, body, delayMs}; every request is recorded with its headers. With `tls` ({key, cert}) it
+// speaks https.
+async function startValidator(t, answer, tls) {
   const requests = [];
-  const server = http.createServer((req, res) => {
+  const handler = (req, res) => {
     let data = '';
     req.on('data', (c) => { data += c; });
     req.on('end', () => {
@@ -96,10 +112,11 @@ async function startValidator(t, answer) {
         res.end(typeof body === 'string' ? body : JSON.stringify(body));
       }, delayMs);
     });
-  });
+  };
+  const server = tls ? require('node:https').createServer({ key: tls.key, cert: tls.cert }, handler) : http.createServer(handler);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-  return { url: `http://127.0.0.1:${server.address().port}`, requests };
+  return { url: `${tls ? 'https' : 'http'}://127.0.0.1:${server.address().port}`, requests };
 }
 
-module.exports = { connectFor, stableStringify, sign, manage, signedAck, jwt, b64url, authenticate, collect, sha256, startValidator, once };
+module.exports = { connectFor, stableStringify, sign, manage, signedAck, jwt, b64url, authenticate, collect, sha256, startValidator, selfSignedCert, once };
