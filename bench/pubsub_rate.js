@@ -3,12 +3,22 @@
 // Usage: node bench/pubsub_rate.js [url] [consumers] [messages] [size]
 // The producer sends `messages` PRODUCEs of `size`-byte strings in bursts of 500 (acknowledged by a PING
 // between bursts, so the client never queues unboundedly); the run ends when every consumer has them all.
-// Prints one JSON line. Node clients are slow: the figure is bound by the client side (see issue 6's
+// With TOKEN set in the environment every connection first sends AUTHENTICATION {token} (the gate's
+// cost on an authenticated socket). Prints one JSON line. Node clients are slow: the figure is bound by the client side (see issue 6's
 // C++ load generator for the server's limits).
 const { connect: connectTo } = require('./lib');
 
 const url = process.argv[2] || 'http://127.0.0.1:17352';
-const connect = () => connectTo(url);
+const token = process.env.TOKEN;
+const connect = async () => {
+  const s = await connectTo(url);
+  if (token) {
+    const ok = new Promise((resolve, reject) => { s.once('AUTH_OK', resolve); s.once('AUTH_FAIL', reject); });
+    s.emit('AUTHENTICATION', { token });
+    await ok;
+  }
+  return s;
+};
 const consumers = Number(process.argv[3] || 1);
 const messages = Number(process.argv[4] || 100000);
 const size = Number(process.argv[5] || 64);
