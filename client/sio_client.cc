@@ -59,7 +59,7 @@ bool parse_url(std::string_view url, ClientOptions& o) {
 }
 
 SioClient::SioClient(asio::io_context& io, ClientOptions options)
-    : io_(io), options_(std::move(options)), socket_(io), deadline_(io), read_buffer_(65536) {
+    : io_(io), options_(std::move(options)), socket_(io), deadline_(io), ping_timer_(io), read_buffer_(65536) {
   if (options_.path.empty() || options_.path.back() != '/') options_.path.push_back('/');
 }
 
@@ -84,7 +84,8 @@ void SioClient::connect(std::function<void(Status)> done) {
     for (auto& b : nonce) b = static_cast<unsigned char>(rng()());
     self->key_ = base64::encode(std::string_view(reinterpret_cast<const char*>(nonce), sizeof nonce));
     auto request = std::make_shared<std::string>(
-        "GET " + self->options_.path + "?EIO=4&transport=websocket HTTP/1.1\r\nHost: " + self->options_.host + ":" +
+        "GET " + self->options_.path + "?EIO=" + std::to_string(self->options_.eio) +
+        "&transport=websocket HTTP/1.1\r\nHost: " + self->options_.host + ":" +
         std::to_string(self->options_.port) +
         "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " +
         self->key_ + "\r\n\r\n");
@@ -142,6 +143,11 @@ void SioClient::on_frame_data(size_t n) {
 }
 
 bool SioClient::on_ws_message(bool binary, std::string_view payload) {
+  if (binary && options_.eio == 3) {
+    // Engine.IO v3 prefixes a binary message with its packet type (4).
+    if (payload.empty() || payload[0] != 4) return !closed_;
+    payload.remove_prefix(1);
+  }
   if (binary) {
     auto r = decoder_.feed_binary(std::string(payload));
     if (!r) {
@@ -161,6 +167,17 @@ void SioClient::on_eio_text(std::string_view text) {
   switch (packet->type) {
     case eio::PacketType::kOpen: {
       engine_id_ = string_field(packet->data, "sid");
+      if (options_.eio == 3) {
+        // v3: the server joins "/" by itself; the client keeps the session alive with pings.
+        simdjson::dom::parser parser;
+        auto doc = parser.parse(packet->data.data(), packet->data.size());
+        if (!doc.error()) {
+          auto interval = doc.value_unsafe()["pingInterval"].get_int64();
+          if (!interval.error() && interval.value_unsafe() > 0) ping_interval_ = std::chrono::milliseconds(interval.value_unsafe());
+        }
+        schedule_ping();
+        if (options_.nsp == "/") break;
+      }
       std::string connect = "4";
       sio::append_text(connect, sio::PacketType::kConnect, options_.nsp, std::nullopt, options_.auth);
       send_text(std::move(connect));
@@ -186,7 +203,10 @@ void SioClient::on_eio_text(std::string_view text) {
 void SioClient::on_sio_packet(sio::Packet&& p) {
   switch (p.type) {
     case sio::PacketType::kConnect:
-      socket_id_ = string_field(p.data, "sid");
+      if (p.nsp != options_.nsp) break;
+      // v3: the socket id is the session id ("/nsp#sid" elsewhere than "/").
+      socket_id_ = options_.eio == 3 ? (options_.nsp == "/" ? engine_id_ : options_.nsp + "#" + engine_id_)
+                                     : string_field(p.data, "sid");
       joined_ = true;
       deadline_.cancel();
       if (auto done = std::move(on_connected_)) done(Ok{});
@@ -234,6 +254,16 @@ void SioClient::emit(std::string_view event, std::string_view args, Handler on_a
   std::string text = "4";
   sio::append_text(text, sio::PacketType::kEvent, options_.nsp, id, data);
   send_text(std::move(text));
+}
+
+void SioClient::schedule_ping() {
+  ping_timer_.expires_after(ping_interval_);
+  ping_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (!self || ec || self->closed_) return;
+    self->send_text("2");
+    self->schedule_ping();
+  });
 }
 
 void SioClient::on(std::string event, Handler handler) { handlers_[std::move(event)] = std::move(handler); }
@@ -286,6 +316,7 @@ void SioClient::fail(std::string reason) {
   if (closed_) return;
   closed_ = true;
   deadline_.cancel();
+  ping_timer_.cancel();
   boost::system::error_code ec;
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);

@@ -1,5 +1,6 @@
-// A Socket.IO client over Engine.IO v4 WebSocket, on an Asio io_context: the transport core of the C++
-// client library, the CLI and the load generator. It speaks the same wire codecs as the server.
+// A Socket.IO client over Engine.IO WebSocket (v4, or v3 for Socket.IO v2 servers), on an Asio
+// io_context: the transport core of the C++ client library, the CLI and the load generator. It speaks
+// the same wire codecs as the server.
 //
 // Single-threaded: every call and callback happens on the io_context's thread.
 #pragma once
@@ -29,6 +30,7 @@ struct ClientOptions {
   std::string nsp = "/";
   std::string auth;  // CONNECT payload (a JSON object), empty for none
   std::chrono::milliseconds timeout{10000};  // connecting and joining the namespace
+  int eio = 4;  // 3: Engine.IO v3 (Socket.IO v2 servers): the client pings, the socket id is the session id
 };
 
 // Splits "http://host:port/path" (or ws://) into the options' host, port and path; false when malformed.
@@ -71,11 +73,14 @@ class SioClient : public std::enable_shared_from_this<SioClient> {
   void send_text(std::string text);
   void send_frame(ws::Opcode opcode, std::string payload);
   void flush();
+  void schedule_ping();  // Engine.IO v3: the client sends the heartbeat
 
   boost::asio::io_context& io_;
   ClientOptions options_;
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer deadline_;
+  boost::asio::steady_timer ping_timer_;
+  std::chrono::milliseconds ping_interval_{25000};
   std::function<void(Status)> on_connected_;
   std::function<void(std::string_view)> on_close_;
   std::unordered_map<std::string, Handler> handlers_;

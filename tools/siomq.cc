@@ -1,4 +1,5 @@
-// siomq: the command-line client. So far `siomq ping`, a tyo-mq PING round trip over our C++ client.
+// siomq: the command-line client: `siomq ping` (a tyo-mq PING round trip over our C++ client) and
+// `siomq bench` (the load generator, tools/bench/load.h).
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -7,13 +8,15 @@
 #include <iostream>
 
 #include "client/sio_client.h"
+#include "tools/bench/load.h"
 
 namespace {
 
 using namespace siomq;
 
-int ping(const std::string& url, int count, const std::string& payload) {
+int ping(const std::string& url, int count, const std::string& payload, int eio) {
   client::ClientOptions options;
+  options.eio = eio;
   if (!client::parse_url(url, options)) {
     std::cerr << "siomq: bad URL " << url << "\n";
     return 2;
@@ -63,7 +66,32 @@ int main(int argc, char** argv) {
   ping_cmd->add_option("--url", url, "Server URL")->capture_default_str();
   ping_cmd->add_option("-n,--count", count, "Number of PINGs, one after another")->capture_default_str()->check(CLI::PositiveNumber);
   ping_cmd->add_option("--payload", payload, "PING payload (JSON)")->capture_default_str();
+  int eio = 4;
+  ping_cmd->add_option("--eio", eio, "Engine.IO version: 4, or 3 for Socket.IO v2 servers")->capture_default_str()->check(CLI::IsMember({3, 4}));
+
+  bench::LoadOptions load;
+  auto* bench_cmd = app.add_subcommand("bench", "Load generator: run a tyo-mq scenario against a server and report rates and latency");
+  bench_cmd->add_option("scenario", load.scenario, "pubsub, fanout, topics, group, durable, latency, connections or chunked")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"pubsub", "fanout", "topics", "group", "durable", "latency", "connections", "chunked"}));
+  bench_cmd->add_option("--url", load.url, "Server URL")->capture_default_str();
+  bench_cmd->add_option("--eio", load.eio, "Engine.IO version: 4, or 3 for Socket.IO v2 servers")->capture_default_str()->check(CLI::IsMember({3, 4}));
+  bench_cmd->add_option("-d,--duration", load.duration_s, "Seconds of sending")->capture_default_str()->check(CLI::PositiveNumber);
+  bench_cmd->add_option("-s,--size", load.size, "Message bytes (chunked: 1 MiB unless given)")->capture_default_str();
+  bench_cmd->add_option("-p,--producers", load.producers, "Producer connections")->capture_default_str()->check(CLI::PositiveNumber);
+  bench_cmd->add_option("-c,--consumers", load.consumers, "Consumer connections")->capture_default_str()->check(CLI::PositiveNumber);
+  bench_cmd->add_option("-r,--rate", load.rate, "Messages per second in total; 0 = max (latency: 10000 unless given)")->capture_default_str();
+  bench_cmd->add_option("-w,--window", load.window, "Messages in flight at most (max rate)")->capture_default_str()->check(CLI::PositiveNumber);
+  bench_cmd->add_option("-n,--connections", load.connections, "Idle connections (connections scenario)")->capture_default_str();
+  bench_cmd->add_option("--server-pid", load.server_pid, "Server process, for its RSS (connections)");
+  bench_cmd->add_flag("--json", load.json, "One JSON object instead of the table");
+  bool quiet = false;
+  bench_cmd->add_flag("-q,--quiet", quiet, "No progress lines on stderr");
   CLI11_PARSE(app, argc, argv);
-  if (*ping_cmd) return ping(url, count, payload);
+  if (*ping_cmd) return ping(url, count, payload, eio);
+  if (*bench_cmd) {
+    load.progress = !quiet;
+    return bench::run_load(load);
+  }
   return 0;
 }

@@ -50,3 +50,55 @@ test('siomq ping: a refused namespace CONNECT is reported', async (t) => {
   assert.match(stderr, /upgrade refused: HTTP\/1\.1 403/);
   await server.stop();
 });
+
+test('siomq ping --eio 3: the C++ client speaks Engine.IO v3 (the socket id is the session id; it sends the heartbeat)', async (t) => {
+  const server = await startServer(t, { settings: { transport: { ping_interval: 300, ping_timeout: 300 } } });
+  const { code, stdout, stderr } = await run(['ping', '--url', server.url, '--eio', '3', '-n', '3']);
+  assert.equal(code, 0, stderr);
+  const [, socket, session] = /^connected: socket (\S+), session (\S+)$/m.exec(stdout);
+  assert.equal(socket, session);
+  assert.match(stdout, /^3 pings, average/m);
+  // Kept alive by its own pings past pingInterval + pingTimeout: a 2 s load run over v3.
+  const r = await run(['bench', 'pubsub', '--url', server.url, '--eio', '3', '-d', '2', '--json', '-q']);
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.eio, 3);
+  assert.ok(out.sent > 0);
+  assert.equal(out.lost, 0);
+  await server.stop();
+});
+
+// Each scenario, briefly, against a real server: the figures add up (speed is measured in bench/, not here).
+test('siomq bench: every scenario runs and accounts for every message', async (t) => {
+  const server = await startServer(t);
+  const scenarios = [
+    ['pubsub', ['-p', '2', '-c', '3'], (o) => o.delivered === o.sent * 3],
+    ['fanout', ['-c', '5'], (o) => o.delivered === o.sent * 5],
+    ['topics', ['-c', '2'], (o) => o.delivered === o.sent * 2],
+    ['group', ['-c', '4'], (o) => o.delivered === o.sent],
+    ['durable', ['-c', '2'], (o) => o.delivered === o.sent * 2 && o.acked === o.sent * 2],
+    ['latency', ['-r', '2000'], (o) => o.delivered === o.sent && o.latency_us.p50 > 0 && o.latency_us.max >= o.latency_us.p99],
+    ['chunked', ['-s', '300000'], (o) => o.delivered === o.sent],
+  ];
+  for (const [scenario, args, check] of scenarios) {
+    const r = await run(['bench', scenario, '--url', server.url, '-d', '1', '--json', '-q', ...args]);
+    assert.equal(r.code, 0, `${scenario}: ${r.stderr}`);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.scenario, scenario);
+    assert.ok(out.sent > 0, scenario);
+    assert.equal(out.lost, 0, `${scenario}: ${r.stdout}`);
+    assert.equal(out.errors, 0, scenario);
+    assert.ok(check(out), `${scenario}: ${r.stdout}`);
+  }
+  const pid = server.pid;
+  const c = await run(['bench', 'connections', '--url', server.url, '-n', '300', '--json', ...(pid ? ['--server-pid', String(pid)] : [])]);
+  assert.equal(c.code, 0, c.stderr);
+  const conns = JSON.parse(c.stdout);
+  assert.equal(conns.connections, 300);
+  if (pid) assert.ok(conns.server_rss_kib_after > 0);
+  // A server that is not there: a clear error.
+  const down = await run(['bench', 'pubsub', '--url', 'http://127.0.0.1:1', '-d', '1', '-q']);
+  assert.notEqual(down.code, 0);
+  assert.match(down.stderr, /connect: /);
+  await server.stop();
+});
