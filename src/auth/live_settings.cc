@@ -115,7 +115,8 @@ Status write_file_atomically(const std::string& path, const std::string& text) {
 LiveSettings::LiveSettings(json document, std::string path, Validator validate)
     : path_(std::move(path)), validate_(std::move(validate)) {
   if (document.is_null()) document = json::object();
-  Snapshot s = parse(document);
+  // The caller has vetted this first version already (it read the file): only the snapshot is parsed.
+  Snapshot s = parse_snapshot(document);
   std::lock_guard lock(mu_);
   install(std::move(document), std::move(s));
   seen_ = stamp();

@@ -28,11 +28,6 @@ void auth_ok(net::Socket& socket, const net::Message& msg, const auth::Grant& g)
   if (msg.ack_id) socket.ack(*msg.ack_id, "[" + json{{"ok", true}, {"realm", g.realm}, {"role", g.role}}.dump() + "]");
 }
 
-void auth_fail(net::Socket& socket, const net::Message& msg, int code, const std::string& message) {
-  socket.emit("AUTH_FAIL", json{{"code", code}, {"message", message}}.dump());
-  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + error_reply(code, message) + "]");
-}
-
 // The AUTHENTICATION payload: token, realm and role are strings when present (null counts as absent);
 // an empty token or realm counts as absent.
 std::optional<auth::AuthRequest> parse_auth_request(const net::Message& msg) {
@@ -178,8 +173,6 @@ void on_authorization_request(const std::shared_ptr<Context>& ctx, net::Socket& 
   socket.emit("AUTHORIZATION_REQUEST_OK", payload.dump());
   if (msg.ack_id) socket.ack(*msg.ack_id, "[" + payload.dump() + "]");
 }
-
-json failure(const Error& e) { return {{"ok", false}, {"code", e.code}, {"message", e.message}}; }
 
 const std::string* manager_key(const auth::Snapshot& snap, const std::string& realm) {
   const auth::RealmConfig* rc = snap.auth.realm(realm);

@@ -136,12 +136,16 @@ bool admit(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, Socket
   auto outcome = auth::gate(snap.auth, endpoint.grant, endpoint.pending_realm, event, roles);
   if (outcome.new_grant) set_grant(ctx, endpoint, std::move(*outcome.new_grant));
   if (outcome.allowed) return true;
-  std::string payload = "{\"code\":" + std::to_string(outcome.code) + ",\"message\":";
-  sio::append_json_string(payload, outcome.message);
+  auth_fail(socket, msg, outcome.code, outcome.message);
+  return false;
+}
+
+void auth_fail(net::Socket& socket, const net::Message& msg, int code, std::string_view message) {
+  std::string payload = "{\"code\":" + std::to_string(code) + ",\"message\":";
+  sio::append_json_string(payload, message);
   payload.push_back('}');
   socket.emit("AUTH_FAIL", payload);
-  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + error_reply(outcome.code, outcome.message) + "]");
-  return false;
+  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + error_reply(code, message) + "]");
 }
 
 void rate_limited(net::Socket& socket, SocketEndpoint& endpoint, std::string_view reason, int64_t retry_after_s) {
@@ -190,10 +194,25 @@ Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::stri
   return make_error(present ? "Invalid manager proof" : "Missing manager proof", 401);
 }
 
+std::string json_text(const nlohmann::json& payload) {
+  return payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void answer(net::Socket& socket, const net::Message& msg, std::string_view event, const nlohmann::json& payload) {
-  std::string text = payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = json_text(payload);
   if (msg.ack_id) socket.ack(*msg.ack_id, "[" + text + "]");
   else socket.emit(event, text);
+}
+
+void answer_later(const std::shared_ptr<SocketEndpoint>& to, std::optional<uint64_t> ack_id, std::string_view event,
+                  const nlohmann::json& payload) {
+  std::string text = json_text(payload);
+  if (ack_id) to->send(ack_frames(*ack_id, "[" + text + "]"));
+  else to->send(event_frames(event, text));
+}
+
+nlohmann::json failure(const Error& e) {
+  return {{"ok", false}, {"code", e.code ? e.code : 500}, {"message", e.message}};
 }
 
 }  // namespace siomq::surfaces

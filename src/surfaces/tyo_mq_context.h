@@ -172,6 +172,13 @@ Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::stri
                              const std::string* realm_key);
 // The answer of a signed event: to the ack callback when there is one, else as `event`.
 void answer(net::Socket& socket, const net::Message& msg, std::string_view event, const nlohmann::json& payload);
+// The same from another thread (an asynchronous command finishing on the durable queues' or the main thread).
+void answer_later(const std::shared_ptr<SocketEndpoint>& to, std::optional<uint64_t> ack_id, std::string_view event,
+                  const nlohmann::json& payload);
+// {ok:false, code, message} of an error (a code of 0 is a 500).
+nlohmann::json failure(const Error& e);
+// AUTH_FAIL {code, message}, and {ok:false, code, message} to the ack callback if there is one (§0 row 8).
+void auth_fail(net::Socket& socket, const net::Message& msg, int code, std::string_view message);
 
 // The handlers of the other translation units.
 // AUTHENTICATION and the enrolment flow (§6.2, §7).

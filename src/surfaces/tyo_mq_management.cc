@@ -483,8 +483,6 @@ json scoped_reply(const json& doc, const Outcome& out) {
   return reply;
 }
 
-json failure(const Error& e) { return {{"ok", false}, {"code", e.code ? e.code : 500}, {"message", e.message}}; }
-
 json dead_entry(const store::DeadRow& d) {
   json message = json::parse(d.row.payload, nullptr, false);
   return {{"id", d.row.id},
@@ -499,12 +497,10 @@ json dead_entry(const store::DeadRow& d) {
           {"dead_lettered_at", js::iso_date(d.dead_lettered_ms)}};
 }
 
-// An answer from another thread (the durable queues'): the ack callback, else `ok_event` / `fail_event`.
-void answer_later(const std::shared_ptr<SocketEndpoint>& to, std::optional<uint64_t> ack_id, const json& payload) {
-  std::string text = payload.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (ack_id) return to->send(ack_frames(*ack_id, "[" + text + "]"));
-  bool ok = payload.value("ok", false);
-  to->send(event_frames(ok ? "AUTH_MANAGEMENT_RESULT" : "AUTH_MANAGEMENT_FAIL", text));
+// An asynchronous command's answer (stats aside): the ack callback, else AUTH_MANAGEMENT_RESULT when ok and
+// AUTH_MANAGEMENT_FAIL when not.
+void async_result(const std::shared_ptr<SocketEndpoint>& to, std::optional<uint64_t> ack_id, const json& payload) {
+  answer_later(to, ack_id, payload.value("ok", false) ? "AUTH_MANAGEMENT_RESULT" : "AUTH_MANAGEMENT_FAIL", payload);
 }
 
 json stats_of(Context& ctx) {
@@ -529,11 +525,7 @@ void set_persistence(const std::shared_ptr<Context>& ctx, net::Socket& socket, c
   if (ctx->moving_store.exchange(true)) return reply(failure(make_error("a store move is already in progress", 409)));
   ctx->options.move_store(change->target, [ctx, endpoint, ack_id = msg.ack_id, change = *change](const Status& s) {
     ctx->moving_store = false;
-    auto send = [&](const json& payload) {
-      std::string text = payload.dump(-1, ' ', false, json::error_handler_t::replace);
-      if (ack_id) endpoint->send(ack_frames(*ack_id, "[" + text + "]"));
-      else endpoint->send(event_frames("AUTH_MANAGEMENT_RESULT", text));
-    };
+    auto send = [&](const json& payload) { answer_later(endpoint, ack_id, "AUTH_MANAGEMENT_RESULT", payload); };
     if (!s) return send(failure(s.error()));
     if (change.default_ttl) {
       std::optional<int64_t> ttl;
@@ -556,11 +548,7 @@ void set_persistence(const std::shared_ptr<Context>& ctx, net::Socket& socket, c
 void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg) {
   const auth::Snapshot& snap = ctx->settings.current();
   auto req = signed_request(msg);
-  auto proof_failed = [&](const Error& e) {
-    json payload = failure(e);
-    if (msg.ack_id) socket.ack(*msg.ack_id, "[" + payload.dump() + "]");
-    else socket.emit("AUTH_MANAGEMENT_FAIL", payload.dump());
-  };
+  auto proof_failed = [&](const Error& e) { answer(socket, msg, "AUTH_MANAGEMENT_FAIL", failure(e)); };
   if (!req) return proof_failed(req.error());
   const json& body = req->body;
   std::string command = body.contains("command") && body["command"].is_string() ? body["command"].get<std::string>() : "";
@@ -590,7 +578,7 @@ void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
     ctx->queues.dlq_list(*realm, [endpoint, ack_id = msg.ack_id, realm = *realm](std::vector<store::DeadRow> rows) {
       json entries = json::array();
       for (const auto& d : rows) entries.push_back(dead_entry(d));
-      answer_later(endpoint, ack_id, {{"ok", true}, {"realm", realm ? json(*realm) : json()}, {"entries", entries}});
+      async_result(endpoint, ack_id, {{"ok", true}, {"realm", realm ? json(*realm) : json()}, {"entries", entries}});
     });
     return;
   }
@@ -604,11 +592,11 @@ void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
     std::string msg_id = **id;
     if (command == "dlq_discard") {
       ctx->queues.dlq_discard(msg_id, *realm, [endpoint, ack_id = msg.ack_id, msg_id](const Status& s) {
-        answer_later(endpoint, ack_id, s ? json{{"ok", true}, {"msg_id", msg_id}} : failure(s.error()));
+        async_result(endpoint, ack_id, s ? json{{"ok", true}, {"msg_id", msg_id}} : failure(s.error()));
       });
     } else {
       ctx->queues.dlq_replay(msg_id, *realm, [endpoint, ack_id = msg.ack_id, msg_id](const Result<std::string>& r) {
-        answer_later(endpoint, ack_id, r ? json{{"ok", true}, {"msg_id", msg_id}, {"new_msg_id", *r}} : failure(r.error()));
+        async_result(endpoint, ack_id, r ? json{{"ok", true}, {"msg_id", msg_id}, {"new_msg_id", *r}} : failure(r.error()));
       });
     }
     return;
