@@ -30,6 +30,7 @@ using client::SioClient;
 
 constexpr size_t kConnectConcurrency = 64;
 constexpr size_t kBurst = 256;  // messages per pump turn, before reading again
+constexpr std::chrono::milliseconds kSetupWait{2000};
 
 int64_t since(Clock::time_point t0, Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t - t0).count();
@@ -169,6 +170,13 @@ class Load {
         if (++pongs_ == clients_.size()) start();
       });
     }
+    // A server without PING (tyo-mq@0.2.14 has none) never answers: then the setup gets a fixed time.
+    ticker_.expires_after(kSetupWait);
+    ticker_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || started_ || stopping_) return;
+      if (o_.progress) std::cerr << "siomq bench: no answer to PING; started after " << kSetupWait.count() << " ms\n";
+      start();
+    });
   }
 
   std::string producer_name(int j) const { return "bench-p" + std::to_string(j) + "-" + run_id_; }
@@ -177,11 +185,14 @@ class Load {
                  const std::string& extra) {
     c.emit("SUBSCRIBE", "{\"event\":" + quoted(event) + ",\"producer\":" + quoted(producer) + ",\"consumer\":" +
                             quoted(consumer) + extra + "}");
-    std::string key = lower(producer + "-" + event);
-    c.on("CONSUME-" + key, [this, &c](const SioClient::Incoming& in) {
+    auto handler = [this, &c](const SioClient::Incoming& in) {
       if (o_.scenario == "durable") ack(c, in);
       delivered(in);
-    });
+    };
+    // tyo-mq's key is lower(producer-event); tyo-mq@0.2.14 delivers on CONSUME-<event> instead. A server
+    // uses one of them; a handler per event name, so a consumer of several producers counts once.
+    c.on("CONSUME-" + lower(producer + "-" + event), handler);
+    if (o_.scenario != "topics") c.on("CONSUME-" + event, handler);
   }
 
   void ack(SioClient& c, const SioClient::Incoming& in) {
@@ -225,6 +236,9 @@ class Load {
   }
 
   void start() {
+    if (started_) return;
+    started_ = true;
+    ticker_.cancel();
     start_ = Clock::now();
     ticker_end_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.duration_s));
     body_ = std::string(o_.size, 'x');
@@ -399,7 +413,7 @@ class Load {
   std::string body_;
   std::string run_id_;
   std::string error_;
-  bool stopping_ = false, sending_done_ = false, pump_scheduled_ = false;
+  bool started_ = false, stopping_ = false, sending_done_ = false, pump_scheduled_ = false;
   uint64_t sent_ = 0, delivered_ = 0, acked_ = 0, errors_ = 0, last_progress_delivered_ = 0;
   Clock::time_point start_, send_end_, last_delivery_, ticker_end_, connected_at_;
   long rss_after_ = 0;

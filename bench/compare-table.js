@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// bench/compare.sh's table: the median of each metric over the rounds, per server, and how many times
+// better siomq is than each peer (throughput: siomq / peer; latency and memory: peer / siomq).
+// Usage: node bench/compare-table.js RESULTS.jsonl ROUNDS DURATION
+const fs = require('fs');
+const os = require('os');
+const { execSync } = require('child_process');
+
+const [file, rounds, duration] = process.argv.slice(2);
+const rows = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+// id -> what is read from a result, and whether more is better.
+const metrics = {
+  'pubsub-1-1': [['deliveries/s', (r) => r.deliveries_per_s, true]],
+  'fanout-1-50': [['deliveries/s', (r) => r.deliveries_per_s, true]],
+  'latency-2k': [['p50 µs', (r) => r.latency_us && r.latency_us.p50, false], ['p99 µs', (r) => r.latency_us && r.latency_us.p99, false]],
+  'latency-10k': [['p50 µs', (r) => r.latency_us && r.latency_us.p50, false], ['p99 µs', (r) => r.latency_us && r.latency_us.p99, false]],
+  durable: [['acked/s', (r) => r.acked_per_s, true]],
+  topics: [['deliveries/s', (r) => r.deliveries_per_s, true]],
+  group: [['deliveries/s', (r) => r.deliveries_per_s, true]],
+  chunked: [['MiB/s', (r) => (r.deliveries_per_s * r.size) / (1 << 20), true]],
+  'connections-10k': [['KiB RSS / connection', (r) => r.server_kib_per_connection, false]],
+};
+const what = {
+  'pubsub-1-1': '1 producer → 1 consumer, 64 B, max rate',
+  'fanout-1-50': '1 producer → 50 consumers, 64 B, max rate',
+  'latency-2k': 'one-way latency at 2,000 msg/s, 64 B',
+  'latency-10k': 'one-way latency at 10,000 msg/s, 64 B',
+  durable: 'durable + ACK, 1 → 1, 64 B (siomq: file store, group commit)',
+  topics: 'wildcard subscribers, 1 → 4',
+  group: 'consumer group of 4 workers',
+  chunked: '1 MiB messages as chunks, 1 → 1',
+  'connections-10k': '10,000 idle connections',
+};
+const servers = ['siomq', 'tyo-mq', 'relay'];
+
+const median = (xs) => {
+  const s = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (s.length === 0) return undefined;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmt = (x) => {
+  if (x === undefined) return '—';
+  if (Math.abs(x) >= 100) return Math.round(x).toLocaleString('en-US');
+  return x.toFixed(x >= 10 ? 1 : 2);
+};
+
+function cell(id, server, read) {
+  const mine = rows.filter((r) => r.id === id && r.server === server);
+  if (mine.length === 0) return { text: 'not run' };
+  const lacks = mine.find((r) => r.lacks);
+  if (lacks) return { text: `n/a: ${lacks.lacks}` };
+  const ok = mine.filter((r) => r.result);
+  const failed = mine.length - ok.length;
+  const lost = ok.reduce((n, r) => n + (r.result.lost || 0), 0);
+  const value = median(ok.map((r) => read(r.result)));
+  let text = fmt(value);
+  if (failed) text += ` (${failed} of ${mine.length} runs failed)`;
+  if (lost) text += ` (${lost.toLocaleString('en-US')} lost)`;
+  return { text, value };
+}
+
+function git(cmd) {
+  try { return execSync(cmd, { encoding: 'utf8' }).trim(); } catch { return '?'; }
+}
+
+const lines = [];
+lines.push(`# siomq side by side — ${new Date().toISOString().slice(0, 10)}`);
+lines.push('');
+lines.push(`Written by \`bench/compare.sh\` at ${git('git rev-parse --short HEAD')}: ${os.cpus().length} cores ` +
+  `(${os.cpus()[0] ? os.cpus()[0].model.trim() : '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.release()}; ` +
+  `node ${process.version}. Medians of ${rounds} rounds of ${duration} s, order alternating; each run on a fresh ` +
+  'server pinned to core 0, the load generator (`siomq bench`, one thread) on core 1.');
+lines.push('');
+lines.push('- **siomq**: `siomq-server --threads 1 --storage file --sync batch` (the embedded default store, fsynced group commits).');
+lines.push('- **tyo-mq**: the Node.js broker from npm, `tyo-mq@0.2.14` (Socket.IO v2, driven over Engine.IO 3), its logger silenced.');
+lines.push('- **relay**: `bench/peers/relay.js`, a hand-written socket.io@4 relay with an in-memory durable queue and ACK.');
+lines.push('');
+lines.push('"× better" is siomq / peer for throughput and peer / siomq for latency and memory.');
+lines.push('');
+lines.push('| scenario | metric | siomq | tyo-mq | × better | relay | × better |');
+lines.push('|---|---|---:|---:|---:|---:|---:|');
+for (const [id, list] of Object.entries(metrics)) {
+  for (const [name, read, higher] of list) {
+    const cells = Object.fromEntries(servers.map((s) => [s, cell(id, s, read)]));
+    if (Object.values(cells).every((c) => c.text === 'not run')) continue;
+    const ratio = (peer) => {
+      const a = cells.siomq.value;
+      const b = cells[peer].value;
+      if (a === undefined || b === undefined || a <= 0 || b <= 0) return '—';
+      return `${(higher ? a / b : b / a).toFixed(1)}×`;
+    };
+    lines.push(`| ${what[id]} | ${name} | ${cells.siomq.text} | ${cells['tyo-mq'].text} | ${ratio('tyo-mq')} | ` +
+      `${cells.relay.text} | ${ratio('relay')} |`);
+  }
+}
+process.stdout.write(lines.join('\n') + '\n');

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# siomq side by side with its peers: the Node.js tyo-mq broker (tyo-mq@0.2.14 from npm, Socket.IO v2) and a
+# hand-written socket.io@4 relay (bench/peers/relay.js). Every scenario runs against each server in turn,
+# for ROUNDS rounds (the order alternates), each run on a freshly started server pinned to core 0 while
+# `siomq bench` runs on core 1. Writes the medians and siomq/peer ratios to bench/results/<date>.md.
+#
+#   bash bench/compare.sh [--rounds N] [--duration SECONDS] [--only scenario,...] [--out FILE]
+#
+# Installs what it needs (scripts/setup.sh, then `npm ci` in bench/peers), builds the release binaries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+rounds=3
+duration=5
+only=""
+out="bench/results/$(date -u +%F).md"
+while (($#)); do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "usage: bash bench/compare.sh [--rounds N] [--duration SECONDS] [--only scenario,...] [--out FILE]" >&2; exit 2 ;;
+  esac
+done
+
+bash scripts/setup.sh
+if [ ! -d bench/peers/node_modules ] || [ bench/peers/package-lock.json -nt bench/peers/node_modules ]; then
+  (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
+  touch bench/peers/node_modules
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build --target siomq-server siomq
+
+ulimit -n "$(ulimit -Hn)"
+cores=$(nproc)
+server_core=0
+bench_core=$((cores > 1 ? 1 : 0))
+work=$(mktemp -d /tmp/siomq-compare.XXXXXX)
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Scenarios: id | `siomq bench` arguments | what tyo-mq@0.2.14 lacks for it | what the relay lacks.
+scenarios=(
+  "pubsub-1-1|pubsub -p 1 -c 1||"
+  "fanout-1-50|fanout -c 50||"
+  "latency-2k|latency -r 2000||"
+  "latency-10k|latency -r 10000||"
+  "durable|durable -p 1 -c 1|no durable queues or ACK|"
+  "topics|topics -p 1 -c 4|no topic wildcards|no topic wildcards"
+  "group|group -p 1 -c 4|no consumer groups|no consumer groups"
+  "chunked|chunked -p 1 -c 1|no chunked messages|no chunked messages"
+  "connections-10k|connections -n 10000||"
+)
+servers=(siomq tyo-mq relay)
+
+port_for() {
+  case $1 in siomq) echo 17460 ;; tyo-mq) echo 17461 ;; relay) echo 17462 ;; esac
+}
+
+start_server() {  # start_server NAME: starts it pinned to the server core, waits for its port
+  local name=$1 port
+  port=$(port_for "$name")
+  case $name in
+    siomq)
+      rm -rf "$work/data"
+      taskset -c "$server_core" build/src/siomq-server --port "$port" --threads 1 --storage file --sync batch \
+        --data-dir "$work/data" --log-level warn >"$work/server.log" 2>&1 &
+      ;;
+    tyo-mq) taskset -c "$server_core" node bench/peers/tyo-mq-server.js "$port" >"$work/server.log" 2>&1 & ;;
+    relay) taskset -c "$server_core" node bench/peers/relay.js "$port" >"$work/server.log" 2>&1 & ;;
+  esac
+  server_pid=$!
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "compare: $name did not start" >&2
+  cat "$work/server.log" >&2
+  return 1
+}
+
+stop_server() {
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+
+results="$work/results.jsonl"
+: >"$results"
+for round in $(seq "$rounds"); do
+  for entry in "${scenarios[@]}"; do
+    IFS='|' read -r id args lacks_tyo lacks_relay <<<"$entry"
+    if [ -n "$only" ] && [[ ",$only," != *",$id,"* ]]; then continue; fi
+    # Alternate the order: round 1 siomq first, round 2 siomq last, ...
+    order=("${servers[@]}")
+    ((round % 2 == 0)) && order=(relay tyo-mq siomq)
+    for name in "${order[@]}"; do
+      lacks=""
+      [ "$name" = tyo-mq ] && lacks=$lacks_tyo
+      [ "$name" = relay ] && lacks=$lacks_relay
+      if [ -n "$lacks" ]; then
+        printf '{"server":"%s","id":"%s","round":%d,"lacks":"%s"}\n' "$name" "$id" "$round" "$lacks" >>"$results"
+        continue
+      fi
+      eio=4
+      [ "$name" = tyo-mq ] && eio=3
+      start_server "$name"
+      extra=()
+      [[ $id == connections* ]] && extra=(--server-pid "$server_pid")
+      echo "round $round: $id on $name" >&2
+      # shellcheck disable=SC2086
+      if line=$(taskset -c "$bench_core" build/src/siomq bench $args --url "http://127.0.0.1:$(port_for "$name")" \
+                  --eio "$eio" -d "$duration" --json -q "${extra[@]}"); then
+        printf '{"server":"%s","id":"%s","round":%d,"result":%s}\n' "$name" "$id" "$round" "$line" >>"$results"
+      else
+        printf '{"server":"%s","id":"%s","round":%d,"failed":true}\n' "$name" "$id" "$round" >>"$results"
+      fi
+      stop_server
+    done
+  done
+done
+
+mkdir -p "$(dirname "$out")"
+node bench/compare-table.js "$results" "$rounds" "$duration" >"$out"
+cat "$out"
+echo "compare: wrote $out" >&2
