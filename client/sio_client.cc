@@ -278,20 +278,17 @@ void SioClient::send_frame(ws::Opcode opcode, std::string payload) {
   uint8_t header[ws::kMaxHeaderSize];
   size_t h = ws::encode_header(header, opcode, true, payload.size(), mask);
   ws::apply_mask(payload.data(), payload.size(), mask);
-  std::string frame(reinterpret_cast<const char*>(header), h);
-  frame += payload;
-  out_.push_back(std::move(frame));
+  // Frames queue in one buffer: a write of many small frames is one sendmsg.
+  out_.append(reinterpret_cast<const char*>(header), h);
+  out_ += payload;
   if (writing_.empty()) flush();
 }
 
 void SioClient::flush() {
   if (out_.empty() || closed_) return;
-  writing_ = std::move(out_);
+  writing_.swap(out_);
   out_.clear();
-  std::vector<asio::const_buffer> bufs;
-  bufs.reserve(writing_.size());
-  for (const auto& f : writing_) bufs.emplace_back(f.data(), f.size());
-  asio::async_write(socket_, bufs, [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+  asio::async_write(socket_, asio::buffer(writing_), [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
     self->writing_.clear();
     if (ec) return self->fail("write: " + ec.message());
     if (self->out_.empty() && self->closing_) return self->fail("client closed");

@@ -90,8 +90,8 @@ class SioClient : public std::enable_shared_from_this<SioClient> {
   sio::Decoder decoder_;
   std::string handshake_;          // the HTTP response while it is being read
   std::vector<char> read_buffer_;
-  std::vector<std::string> out_;   // frames waiting to be written
-  std::vector<std::string> writing_;
+  std::string out_;      // frames waiting to be written
+  std::string writing_;  // frames being written
   bool upgraded_ = false;
   bool joined_ = false;
   bool closing_ = false;  // close() was called: shut down once the queue is written

@@ -16,8 +16,12 @@ namespace {
 thread_local std::array<char, 65536> t_scratch;
 // At most this many reads per readiness event, so one busy client cannot starve the others.
 constexpr int kReadsPerWake = 8;
-// Linux IOV_MAX; a gather write takes at most this many buffers.
-constexpr size_t kMaxBuffers = 1024;
+// A payload this size or larger is written from its own buffer instead of being copied.
+constexpr size_t kCopyLimit = 4096;
+// A write carries at most this many large payloads (Asio gives sendmsg at most 64 buffers) ...
+constexpr size_t kMaxLarge = 30;
+// ... and stops adding frames once this much is packed.
+constexpr size_t kPackLimit = 256 * 1024;
 }  // namespace
 
 WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message, bool prefix_binary)
@@ -130,22 +134,41 @@ void WebSocketConnection::schedule_flush() {
 
 void WebSocketConnection::flush() {
   if (writing_ || closed_ || queue_.empty()) return;
-  size_t take = std::min(queue_.size(), kMaxBuffers / 2);
-  inflight_.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + take));
-  queue_.erase(queue_.begin(), queue_.begin() + take);
-
-  headers_.resize(inflight_.size() * (ws::kMaxHeaderSize + 1));
-  std::vector<asio::const_buffer> bufs;
-  bufs.reserve(inflight_.size() * 2);
-  size_t at = 0;
-  for (const auto& item : inflight_) {
+  // Small frames are copied, header and payload, into one buffer: a write of many small messages is one
+  // sendmsg (Asio passes at most 64 buffers to a call). A large payload keeps its own buffer.
+  struct Segment {
+    bool packed;
+    size_t offset, size;  // packed: a range of packed_; else: the item's payload
+    size_t item;
+  };
+  std::vector<Segment> segments;
+  size_t take = 0, large = 0;
+  packed_.clear();
+  for (; take < queue_.size() && packed_.size() < kPackLimit; ++take) {
+    const Item& item = queue_[take];
+    bool big = item.bytes->size() >= kCopyLimit;
+    if (big && large == kMaxLarge) break;
     bool prefix = prefix_binary_ && item.opcode == ws::Opcode::kBinary;
-    auto* h = reinterpret_cast<uint8_t*>(headers_.data() + at);
+    uint8_t h[ws::kMaxHeaderSize + 1];
     size_t n = ws::encode_header(h, item.opcode, true, item.bytes->size() + (prefix ? 1 : 0), nullptr);
     if (prefix) h[n++] = 4;
-    bufs.emplace_back(h, n);
-    if (!item.bytes->empty()) bufs.emplace_back(item.bytes->data(), item.bytes->size());
-    at += n;
+    size_t at = packed_.size();
+    packed_.append(reinterpret_cast<const char*>(h), n);
+    if (!big) packed_.append(*item.bytes);
+    if (!segments.empty() && segments.back().packed) segments.back().size += packed_.size() - at;
+    else segments.push_back({true, at, packed_.size() - at, take});
+    if (big) {
+      segments.push_back({false, 0, item.bytes->size(), take});
+      ++large;
+    }
+  }
+  inflight_.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + take));
+  queue_.erase(queue_.begin(), queue_.begin() + take);
+  std::vector<asio::const_buffer> bufs;
+  bufs.reserve(segments.size());
+  for (const Segment& seg : segments) {
+    if (seg.packed) bufs.emplace_back(packed_.data() + seg.offset, seg.size);
+    else bufs.emplace_back(inflight_[seg.item].bytes->data(), seg.size);
   }
   writing_ = true;
 
@@ -185,7 +208,7 @@ void WebSocketConnection::write_done() {
     if (item.opcode == ws::Opcode::kClose) sent_close = true;
   }
   inflight_.clear();
-  if (headers_.capacity() > 65536) std::string().swap(headers_);
+  if (queue_.empty() && packed_.capacity() > 65536) std::string().swap(packed_);  // an idle connection keeps little
   if (sent_close) {
     // The server closes the TCP connection once its close frame is out (RFC 6455 7.1.1); waiting for
     // the peer's answer would let a silent peer hold the socket forever.

@@ -60,7 +60,7 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   };
   std::vector<Item> queue_;     // waiting to be written
   std::vector<Item> inflight_;  // being written
-  std::string headers_;         // frame headers of the in-flight write
+  std::string packed_;          // the in-flight write: headers, and payloads smaller than kCopyLimit
   size_t queued_bytes_ = 0;
   bool flush_scheduled_ = false;
   bool writing_ = false;
