@@ -142,7 +142,7 @@ class Realm {
     EndpointPtr endpoint;
     bool online = false;
     int64_t offline_since_ms = 0;  // steady clock
-    std::set<std::string> subscribe_tos;  // producer names as given, case kept
+    std::set<std::string, std::less<>> subscribe_tos;  // producer names as given, case kept
   };
   struct Subscription {
     uint64_t index_id = 0;
@@ -164,7 +164,7 @@ class Realm {
   std::unordered_map<std::string, Producer> producers_;
   std::unordered_map<std::string, Consumer> consumers_;
   // key -> subscriptions in the order they were made (one per consumer name)
-  std::map<std::string, std::vector<Subscription>> subscriptions_;
+  std::map<std::string, std::vector<Subscription>, std::less<>> subscriptions_;
   SubjectIndex topics_{kMqttSyntax};
   std::unordered_map<uint64_t, std::pair<std::string, std::string>> topic_subs_;  // index id -> (key, consumer)
   std::unordered_map<std::string, uint64_t> group_counters_;

@@ -145,6 +145,15 @@ void EngineSession::on_ws_message(WebSocketConnection& ws, bool binary, std::str
     on_probe_message(payload);
     return;
   }
+  if (!binary && !payload.empty() && payload[0] == '4') {
+    // A text message, the common case: handed on as a view of the frame, not copied into a packet.
+    if (protocol_ == 3) heard_by_ = Clock::now() + options_.ping_interval + options_.ping_timeout;
+    if (!handler_->on_text(payload.substr(1))) {
+      spdlog::info("session {} ({}): malformed Socket.IO packet", sid_, remote_address_);
+      close("parse error");
+    }
+    return;
+  }
   auto packet = binary ? eio::decode_binary(payload, protocol_) : eio::decode_text(payload);
   if (!packet) {
     spdlog::info("session {} ({}): malformed packet: {}", sid_, remote_address_, packet.error().message);

@@ -141,7 +141,12 @@ void WebSocketConnection::flush() {
     size_t offset, size;  // packed: a range of packed_; else: the item's payload
     size_t item;
   };
-  std::vector<Segment> segments;
+  // This thread's buffers, reused: flush() runs to its end before another flush on the thread starts
+  // (write_done() may call it again, but only after this call has no more use for them).
+  thread_local std::vector<Segment> segments;
+  thread_local std::vector<asio::const_buffer> bufs;
+  segments.clear();
+  bufs.clear();
   size_t take = 0, large = 0;
   packed_.clear();
   for (; take < queue_.size() && packed_.size() < kPackLimit; ++take) {
@@ -164,8 +169,6 @@ void WebSocketConnection::flush() {
   }
   inflight_.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + take));
   queue_.erase(queue_.begin(), queue_.begin() + take);
-  std::vector<asio::const_buffer> bufs;
-  bufs.reserve(segments.size());
   for (const Segment& seg : segments) {
     if (seg.packed) bufs.emplace_back(packed_.data() + seg.offset, seg.size);
     else bufs.emplace_back(inflight_[seg.item].bytes->data(), seg.size);

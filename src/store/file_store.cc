@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 #include <spdlog/spdlog.h>
@@ -162,6 +163,9 @@ rocksdb::Options store_options(bool create) {
   // while one is flushed.
   o.write_buffer_size = 16 << 20;
   o.max_write_buffer_number = 3;
+  // Row keys are a prefix byte and a rising sequence number: the memtable remembers where the last key
+  // of each prefix went, so an insert does not walk the skip list from the top.
+  o.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
   // The WAL is what a restart replays: bounding it bounds recovery time and the disk held by rows
   // written and deleted long ago (a full WAL forces the memtables out so old logs can be dropped).
   o.max_total_wal_size = 64 << 20;

@@ -81,7 +81,9 @@ std::optional<NamedRegistration> registration(net::Socket& socket, const net::Me
 
 // The delivery object of §4.2: {event, message, from, [enc], [to], [content_type]}, message spliced raw.
 std::string delivery_payload(const ProduceRequest& p) {
-  std::string out = "{\"event\":";
+  std::string out;
+  out.reserve(32 + p.event.size() + p.message.size() + p.from.size() + p.enc.size() + p.to.size());
+  out += "{\"event\":";
   sio::append_json_string(out, p.event);
   if (!p.message.empty()) {
     out += ",\"message\":";
@@ -102,7 +104,8 @@ std::string delivery_payload(const ProduceRequest& p) {
 // Sends `payload` as `event` (CONSUME-<key>), in CONSUME_CHUNK pieces when it is too long (§4.2).
 std::vector<std::shared_ptr<const std::vector<net::OutFrame>>> delivery_frames(
     const std::string& event, const std::string& payload, const std::vector<std::string>& attachments) {
-  if (eio::utf16_length(payload) <= kChunkThreshold || !attachments.empty())
+  // UTF-16 length <= bytes: a short payload needs no count.
+  if (payload.size() <= kChunkThreshold || eio::utf16_length(payload) <= kChunkThreshold || !attachments.empty())
     return {event_frames(event, payload, attachments)};
   // transferId as the reference makes it: base36(now) "-" random base36; pieces split at UTF-8 boundaries.
   uint64_t now = static_cast<uint64_t>(
@@ -202,8 +205,8 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
   }
   endpoint.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, self);
-  // One encoding per subscription key, shared by every consumer under it.
-  std::map<std::string, std::vector<FramesPtr>> frames;
+  // One encoding per subscription key, shared by every consumer under it (a message has few keys).
+  std::vector<std::pair<const std::string*, std::vector<FramesPtr>>> frames;
   std::vector<broker::QueueCopy> copies;
   for (auto& route : routing.routes) {
     // ACK mode is always stored first; an offline durable or guaranteed copy is stored; an online
@@ -215,9 +218,12 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
       continue;
     }
     if (!route.endpoint) continue;  // offline, nothing asks to keep it: dropped
-    auto& f = frames[route.key];
-    if (f.empty()) f = delivery_frames("CONSUME-" + route.key, payload, attachments);
-    send_all(route.endpoint, f);
+    auto f = std::find_if(frames.begin(), frames.end(), [&](const auto& e) { return *e.first == route.key; });
+    if (f == frames.end()) {
+      frames.emplace_back(&route.key, delivery_frames("CONSUME-" + route.key, payload, attachments));
+      f = frames.end() - 1;
+    }
+    send_all(route.endpoint, f->second);
   }
   if (copies.empty()) {
     if (msg.ack_id) socket.ack(*msg.ack_id, confirm_reply(0, Ok{}));

@@ -1,5 +1,7 @@
 #include "wire/json_spans.h"
 
+#include <cstring>
+
 namespace siomq::json {
 namespace {
 
@@ -12,9 +14,16 @@ size_t skip_space(std::string_view s, size_t i) {
 
 // One past the closing quote of the string starting at s[i] (a quote), or npos.
 size_t string_end(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') ++i;
-    else if (s[i] == '"') return i + 1;
+  // memchr to each quote (vectorised), then: escaped when an odd number of backslashes precede it.
+  const char* base = s.data();
+  for (++i; i < s.size();) {
+    const void* q = std::memchr(base + i, '"', s.size() - i);
+    if (!q) return std::string_view::npos;
+    size_t at = static_cast<size_t>(static_cast<const char*>(q) - base);
+    size_t slashes = 0;
+    while (at - slashes > i && base[at - slashes - 1] == '\\') ++slashes;
+    if (slashes % 2 == 0) return at + 1;
+    i = at + 1;
   }
   return std::string_view::npos;
 }
@@ -82,6 +91,7 @@ Result<size_t> value_end(std::string_view s, size_t pos) {
 
 Result<std::vector<Member>> object_members(std::string_view s) {
   std::vector<Member> out;
+  out.reserve(8);  // one allocation for the usual request object
   size_t i = skip_space(s, 0);
   if (i >= s.size() || s[i] != '{') return make_error("not an object");
   i = skip_space(s, i + 1);
@@ -110,6 +120,7 @@ Result<std::vector<Member>> object_members(std::string_view s) {
 
 Result<std::vector<std::string_view>> array_elements(std::string_view s) {
   std::vector<std::string_view> out;
+  out.reserve(4);
   size_t i = skip_space(s, 0);
   if (i >= s.size() || s[i] != '[') return make_error("not an array");
   i = skip_space(s, i + 1);

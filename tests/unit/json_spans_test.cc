@@ -52,6 +52,20 @@ TEST(JsonSpans, ValueEnd) {
   EXPECT_EQ(*value_end(R"({"a":[{}]}x)"), 10u);
 }
 
+TEST(JsonSpans, ABackslashRunEscapesTheQuoteOnlyWhenOdd) {
+  EXPECT_EQ(*value_end(R"("a\\"x)"), 5u);        // "a\\" then x: the quote ends the string
+  EXPECT_EQ(*value_end(R"("a\\\"b"x)"), 8u);    // "a\\\"b": an escaped quote inside
+  EXPECT_EQ(*value_end(R"("\"\\"x)"), 6u);      // an escaped quote, then a run of two
+  EXPECT_EQ(*value_end(R"("\\\\"x)"), 6u);
+  EXPECT_FALSE(value_end(R"("abc\")").ok());       // the only quote after the start is escaped
+  auto m = object_members(R"({"k\\":"v\\\"w","z":1})");
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->size(), 2u);
+  EXPECT_EQ((*m)[0].key, "k\\");
+  EXPECT_EQ((*m)[0].value, R"("v\\\"w")");
+  EXPECT_EQ((*m)[1].value, "1");
+}
+
 TEST(Unescape, AsJsonParseDoes) {
   EXPECT_EQ(*unescape(R"("a\"b\\c\/d\b\f\n\r\t")"), "a\"b\\c/d\b\f\n\r\t");
   EXPECT_EQ(*unescape(R"("\u00e9\u20ac")"), "\xc3\xa9\xe2\x82\xac");
