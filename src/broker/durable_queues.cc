@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -125,6 +126,9 @@ struct DurableQueues::State {
   std::unordered_map<std::string, uint64_t> dead_by_id;
   std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> stored spec
   std::vector<std::string> emptied;  // queues that became empty since the last sweep
+  // Writes finished by the writer thread, waiting for run_written on this thread.
+  std::mutex written_mu;
+  std::vector<std::pair<std::function<void(const Status&)>, Status>> written;
   uint64_t next_seq = 1;
   QueueStats counters;
 
@@ -210,13 +214,30 @@ struct DurableQueues::State {
       if (then) then(Ok{});
       return;
     }
-    writer.submit(std::move(ops), [this, then = std::move(then)](const Status& status) {
+    writer.submit(std::move(ops), [this, then = std::move(then)](const Status& status) mutable {
       if (status && !then) return;
-      boost::asio::post(io, [this, then, status] {
-        if (!status) ++counters.store_failures;
-        if (then) then(status);
-      });
+      // The writer finishes a whole group of submissions at once: their continuations go to this
+      // thread together, in one handler, not one wake-up each.
+      bool first;
+      {
+        std::lock_guard lock(written_mu);
+        first = written.empty();
+        written.emplace_back(std::move(then), status);
+      }
+      if (first) boost::asio::post(io, [this] { run_written(); });
     });
+  }
+
+  void run_written() {
+    std::vector<std::pair<std::function<void(const Status&)>, Status>> batch;
+    {
+      std::lock_guard lock(written_mu);
+      batch.swap(written);
+    }
+    for (auto& [then, status] : batch) {
+      if (!status) ++counters.store_failures;
+      if (then) then(status);
+    }
   }
 
   void schedule(Entry& e, int64_t after_ms) {

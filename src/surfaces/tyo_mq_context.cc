@@ -21,11 +21,32 @@ const std::string& SocketEndpoint::realm() const {
 }
 
 void SocketEndpoint::send(FramesPtr frames) {
-  auto deliver = [socket = socket_, frames] {
-    if (auto s = socket.lock()) s->send_frames(*frames);
-  };
-  if (worker_.is_current()) deliver();
-  else boost::asio::post(worker_.io(), std::move(deliver));
+  if (worker_.is_current()) {
+    if (auto s = socket_.lock()) s->send_frames(*frames);
+    return;
+  }
+  bool first;
+  {
+    std::lock_guard lock(outbox_mu_);
+    first = outbox_.empty();
+    outbox_.push_back(std::move(frames));
+  }
+  if (first) {
+    boost::asio::post(worker_.io(), [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->drain_outbox();
+    });
+  }
+}
+
+void SocketEndpoint::drain_outbox() {
+  std::vector<FramesPtr> batch;
+  {
+    std::lock_guard lock(outbox_mu_);
+    batch.swap(outbox_);
+  }
+  if (auto s = socket_.lock()) {
+    for (const auto& frames : batch) s->send_frames(*frames);
+  }
 }
 
 void SocketEndpoint::close() {

@@ -47,12 +47,13 @@ struct ChunkedTransfer {
 
 // A socket on namespace "/" as the broker and the auth rules see it. `send` and `close` may be called
 // from any thread; every other member is touched only on the socket's own worker.
-class SocketEndpoint : public broker::Endpoint {
+class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_this<SocketEndpoint> {
  public:
   explicit SocketEndpoint(net::Socket& socket);
   const std::string& socket_id() const override { return id_; }
   net::Worker& worker() { return worker_; }
 
+  // Sends on the socket's worker: directly when called there, else through the outbox.
   void send(FramesPtr frames);
   // Disconnects the socket (the whole connection), from any thread.
   void close();
@@ -77,9 +78,14 @@ class SocketEndpoint : public broker::Endpoint {
   size_t transfer_bytes = 0;
 
  private:
+  void drain_outbox();
+
   net::Worker& worker_;
   std::weak_ptr<net::Socket> socket_;
   std::string id_;
+  // Frames sent from other threads (the durable queues): one post to the worker takes all of them.
+  std::mutex outbox_mu_;
+  std::vector<FramesPtr> outbox_;
 };
 
 std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket);

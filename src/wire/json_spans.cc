@@ -144,9 +144,12 @@ Result<std::string> unescape(std::string_view lit) {
   std::string out;
   out.reserve(lit.size() - 2);
   for (size_t i = 1; i + 1 < lit.size(); ++i) {
-    char c = lit[i];
-    if (c != '\\') {
-      out.push_back(c);
+    if (lit[i] != '\\') {
+      // The run up to the next backslash (or the closing quote) is copied whole.
+      const void* slash = std::memchr(lit.data() + i, '\\', lit.size() - 1 - i);
+      size_t end = slash ? static_cast<size_t>(static_cast<const char*>(slash) - lit.data()) : lit.size() - 1;
+      out.append(lit.data() + i, end - i);
+      i = end - 1;
       continue;
     }
     if (++i >= lit.size() - 1) return make_error("bad escape");
