@@ -102,3 +102,44 @@ test('siomq bench: every scenario runs and accounts for every message', async (t
   assert.match(down.stderr, /connect: /);
   await server.stop();
 });
+
+// A server shaped like tyo-mq@0.2.14 (Engine.IO and Socket.IO spoken by hand over `ws`): no PING handler,
+// and deliveries on CONSUME-<event> rather than CONSUME-<lower(producer-event)>. The generator still
+// starts (after its fixed wait) and counts every delivery once, though each consumer subscribes to
+// every producer.
+test('siomq bench: a server without PING that delivers on CONSUME-<event> is measured too', async (t) => {
+  const { WebSocketServer } = require('ws');
+  const wss = new WebSocketServer({ port: 0, path: '/socket.io/' });
+  t.after(() => wss.close());
+  await new Promise((resolve) => wss.on('listening', resolve));
+  const subscribers = new Map();  // event -> Set of sockets
+  let pings = 0;
+  wss.on('connection', (ws) => {
+    ws.send('0{"sid":"s' + Math.random().toString(36).slice(2) + '","upgrades":[],"pingInterval":25000,"pingTimeout":20000,"maxPayload":1000000}');
+    ws.on('message', (data) => {
+      const text = data.toString();
+      if (text === '40') return ws.send('40{"sid":"x"}');
+      if (!text.startsWith('42')) return;
+      const [event, arg] = JSON.parse(text.slice(text.search(/\[/)));
+      if (event === 'PING') ++pings;  // no answer, as tyo-mq@0.2.14
+      if (event === 'SUBSCRIBE') {
+        if (!subscribers.has(arg.event)) subscribers.set(arg.event, new Set());
+        subscribers.get(arg.event).add(ws);
+      }
+      if (event === 'PRODUCE') {
+        for (const s of subscribers.get(arg.event) || []) {
+          s.send('42' + JSON.stringify([`CONSUME-${arg.event}`, { event: arg.event, message: arg.message, from: arg.from }]));
+        }
+      }
+    });
+  });
+  const url = `http://127.0.0.1:${wss.address().port}`;
+  const r = await run(['bench', 'pubsub', '--url', url, '-p', '2', '-c', '2', '-d', '1', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /no answer to PING; started after 2000 ms/);
+  const out = JSON.parse(r.stdout);
+  assert.ok(out.sent > 0);
+  assert.equal(out.delivered, out.sent * 2);
+  assert.equal(out.lost, 0);
+  assert.equal(pings, 4);
+});
