@@ -21,7 +21,7 @@ constexpr size_t kCopyLimit = 4096;
 // A write carries at most this many large payloads (Asio gives sendmsg at most 64 buffers) ...
 constexpr size_t kMaxLarge = 30;
 // ... and stops adding frames once this much is packed.
-constexpr size_t kPackLimit = 256 * 1024;
+constexpr size_t kPackLimit = 64 * 1024;  // (what a connection holds beyond its queue while writing)
 }  // namespace
 
 WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message, bool prefix_binary)
