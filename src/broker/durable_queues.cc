@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <map>
@@ -636,7 +637,10 @@ void DurableQueues::start() {
   State& s = *state_;
   s.work.emplace(s.io.get_executor());
   s.schedule_expiry_sweep();
-  s.thread = std::thread([&s] { s.io.run(); });
+  s.thread = std::thread([&s] {
+    pthread_setname_np(pthread_self(), "siomq-queues");
+    s.io.run();
+  });
 }
 
 void DurableQueues::stop() {

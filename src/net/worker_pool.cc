@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
+#include <pthread.h>
 
 namespace siomq::net {
 namespace {
@@ -25,6 +26,8 @@ void WorkerPool::start() {
   for (auto& w : workers_) {
     Worker* worker = w.get();
     threads_.emplace_back([worker] {
+      // Named for top -H, perf and gdb: "siomq-io-0", ...
+      pthread_setname_np(pthread_self(), ("siomq-io-" + std::to_string(worker->index())).c_str());
       t_current = worker;
       for (;;) {
         try {

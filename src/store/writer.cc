@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <iterator>
+#include <pthread.h>
 
 namespace siomq::store {
 
@@ -14,7 +15,10 @@ std::optional<SyncMode> parse_sync_mode(std::string_view text) {
 }
 
 Writer::Writer(Backend& backend, SyncMode mode, std::chrono::microseconds window)
-    : backend_(&backend), mode_(mode), window_(window), thread_([this] { run(); }) {}
+    : backend_(&backend), mode_(mode), window_(window), thread_([this] {
+        pthread_setname_np(pthread_self(), "siomq-writer");
+        run();
+      }) {}
 
 Writer::~Writer() { stop(); }
 
