@@ -77,7 +77,9 @@ lines.push('- **siomq**: `siomq-server --threads 1 --storage file --sync batch` 
 lines.push('- **tyo-mq**: the Node.js broker from npm, `tyo-mq@0.2.14` (Socket.IO v2, driven over Engine.IO 3), its logger silenced.');
 lines.push('- **relay**: `bench/peers/relay.js`, a hand-written socket.io@4 relay with an in-memory durable queue and ACK.');
 lines.push('');
-lines.push('"× better" is siomq / peer for throughput and peer / siomq for latency and memory.');
+lines.push('"× better" is siomq / peer for throughput and peer / siomq for latency and memory. On a shared virtual ' +
+  'machine absolute figures move by up to 2× between runs minutes apart (latency tails most): compare the ratios, ' +
+  'measured side by side.');
 lines.push('');
 lines.push('| scenario | metric | siomq | tyo-mq | × better | relay | × better |');
 lines.push('|---|---|---:|---:|---:|---:|---:|');
