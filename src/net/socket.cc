@@ -21,6 +21,28 @@ std::vector<OutFrame> encode_event(std::string_view nsp, std::optional<uint64_t>
   return frames;
 }
 
+std::vector<OutFrame> encode_emit(std::string_view nsp, std::string_view event, std::string_view args,
+                                  std::vector<std::string> attachments) {
+  using sio::PacketType;
+  std::string text;
+  text.reserve(event.size() + args.size() + nsp.size() + 32);
+  text.push_back('4');  // Engine.IO message
+  sio::append_text(text, attachments.empty() ? PacketType::kEvent : PacketType::kBinaryEvent, nsp, std::nullopt, {},
+                   attachments.size());
+  text.push_back('[');
+  sio::append_json_string(text, event);
+  if (!args.empty()) {
+    text.push_back(',');
+    text.append(args);
+  }
+  text.push_back(']');
+  std::vector<OutFrame> frames;
+  frames.reserve(1 + attachments.size());
+  frames.push_back(text_frame(std::move(text)));
+  for (auto& a : attachments) frames.push_back(binary_frame(std::move(a)));
+  return frames;
+}
+
 Socket::Socket(SioClient& client, std::string nsp, std::string id)
     : client_(client), nsp_(std::move(nsp)), id_(std::move(id)) {}
 
@@ -30,22 +52,8 @@ const std::string& Socket::remote_address() const { return client_.session().rem
 const std::string& Socket::forwarded_for() const { return client_.session().forwarded_for(); }
 
 void Socket::emit(std::string_view event, std::string_view args, std::vector<std::string> attachments) {
-  std::string array;
-  array.reserve(event.size() + args.size() + 8);
-  array.push_back('[');
-  sio::append_json_string(array, event);
-  if (!args.empty()) {
-    array.push_back(',');
-    array.append(args);
-  }
-  array.push_back(']');
-  emit_array(array, std::move(attachments));
-}
-
-void Socket::emit_array(std::string_view json_array, std::vector<std::string> attachments) {
   if (!connected_) return;
-  auto frames = encode_event(nsp_, std::nullopt, false, json_array, std::move(attachments));
-  send_frames(frames);
+  send_frames(encode_emit(nsp_, event, args, std::move(attachments)));
 }
 
 void Socket::ack(uint64_t id, std::string_view json_array, std::vector<std::string> attachments) {

@@ -41,8 +41,6 @@ class Socket : public std::enable_shared_from_this<Socket> {
 
   // Sends `["<event>",<args>]`; `args` is the JSON text of the arguments, comma-separated, or empty.
   void emit(std::string_view event, std::string_view args = {}, std::vector<std::string> attachments = {});
-  // Sends an event whose data array (event name first) is already encoded.
-  void emit_array(std::string_view json_array, std::vector<std::string> attachments = {});
   // Answers the client's ack id with a JSON array of values.
   void ack(uint64_t id, std::string_view json_array, std::vector<std::string> attachments = {});
   // Queues frames encoded elsewhere (a room broadcast).
@@ -76,5 +74,9 @@ class Socket : public std::enable_shared_from_this<Socket> {
 // Encodes an EVENT (or BINARY_EVENT with attachments) packet as Engine.IO frames.
 std::vector<OutFrame> encode_event(std::string_view nsp, std::optional<uint64_t> ack_id, bool is_ack,
                                    std::string_view json_array, std::vector<std::string> attachments);
+// The same for the call `event(args)`: `args` is the raw JSON of the arguments after the name, comma
+// separated (empty: none). The packet is written in one string, the payload copied once.
+std::vector<OutFrame> encode_emit(std::string_view nsp, std::string_view event, std::string_view args,
+                                  std::vector<std::string> attachments);
 
 }  // namespace siomq::net

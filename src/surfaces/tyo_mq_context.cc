@@ -118,26 +118,7 @@ int64_t steady_ms() {
 }
 
 FramesPtr event_frames(std::string_view event, std::string_view payload, std::vector<std::string> attachments) {
-  if (attachments.empty()) {
-    // The usual delivery, encoded in place: Engine.IO message, Socket.IO event on "/", [event, payload].
-    std::string text;
-    text.reserve(event.size() + payload.size() + 16);
-    text += "42[";
-    sio::append_json_string(text, event);
-    text.push_back(',');
-    text.append(payload);
-    text.push_back(']');
-    return std::make_shared<const std::vector<net::OutFrame>>(1, net::text_frame(std::move(text)));
-  }
-  std::string array;
-  array.reserve(event.size() + payload.size() + 8);
-  array.push_back('[');
-  sio::append_json_string(array, event);
-  array.push_back(',');
-  array.append(payload);
-  array.push_back(']');
-  return std::make_shared<const std::vector<net::OutFrame>>(
-      net::encode_event("/", std::nullopt, false, array, std::move(attachments)));
+  return std::make_shared<const std::vector<net::OutFrame>>(net::encode_emit("/", event, payload, std::move(attachments)));
 }
 
 FramesPtr ack_frames(uint64_t ack_id, std::string_view json_array) {
