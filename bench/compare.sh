@@ -9,7 +9,6 @@
 # Installs what it needs (scripts/setup.sh, then `npm ci` in bench/peers), builds the release binaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
 rounds=3
 duration=5

@@ -36,8 +36,8 @@ io.on('connection', (socket) => {
       const id = `${s.consumer_id || name}\u0000${key}`;
       if (!durables.has(id)) durables.set(id, { socket, key, queue: [], unacked: new Map() });
       const d = durables.get(id);
-      // A new connection gets what the old one left unacknowledged.
-      for (const m of d.unacked.values()) d.queue.unshift(m);
+      // A new connection gets what the old one left unacknowledged, first and in order.
+      d.queue.unshift(...d.unacked.values());
       d.unacked.clear();
       d.socket = socket;
       sub.durable = d;

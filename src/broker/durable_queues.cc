@@ -5,11 +5,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <openssl/rand.h>
-#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <map>
 #include <mutex>
+#include <pthread.h>
 #include <random>
 #include <set>
 #include <thread>
