@@ -6,6 +6,7 @@
 #include "auth/hmac.h"
 #include "wire/base64.h"
 #include "wire/durations.h"
+#include "wire/js_json.h"
 #include "wire/json_spans.h"
 
 namespace siomq::auth {
@@ -62,7 +63,7 @@ std::optional<std::string> jwt_realm_hint(std::string_view token) {
   auto parts = split(token);
   if (!parts) return std::nullopt;
   auto payload = from_base64url(parts->payload);
-  if (!payload) return std::nullopt;
+  if (!payload || !js::validate(*payload)) return std::nullopt;  // unsigned text: read only when it is JSON
   auto members = json::object_members(*payload);
   if (!members) return std::nullopt;
   std::string_view realm = member(*members, "realm");
@@ -86,6 +87,7 @@ Result<JwtGrant> verify_jwt(std::string_view token, std::string_view secret, int
       CRYPTO_memcmp(parts->signature.data(), expected.data(), expected.size()) != 0)
     return refused("bad signature");
   auto payload = from_base64url(parts->payload);
+  if (payload && !js::validate(*payload)) return refused("the payload is not base64url JSON");
   auto members = payload ? json::object_members(*payload) : Result<std::vector<json::Member>>(make_error(""));
   if (!members) return refused("the payload is not base64url JSON");
   std::string_view exp = member(*members, "exp"), nbf = member(*members, "nbf");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wire/durations.h"
+#include "wire/js_json.h"
 #include "wire/json_spans.h"
 
 namespace siomq::surfaces {
@@ -80,9 +81,11 @@ Result<std::string_view> request_object(std::string_view args, std::string& stor
     if (!text) return malformed("payload is not a valid string");
     storage = std::move(*text);
     payload = storage;
+    // The packet's JSON was validated when it arrived; the string's content was not. It meets the
+    // same check here, before anything reads, relays or stores it.
     size_t start = payload.find_first_not_of(" \t\r\n");
-    if (start == std::string_view::npos || payload[start] != '{' || !json::object_members(payload))
-      return malformed("payload string is not a JSON object");
+    if (start == std::string_view::npos || payload[start] != '{') return malformed("payload string is not a JSON object");
+    if (auto valid = js::validate(payload); !valid) return malformed("payload string: " + valid.error().message);
     return payload;
   }
   if (payload.front() != '{') return malformed("payload must be an object or a JSON string of one");

@@ -283,6 +283,18 @@ simdjson::simdjson_result<simdjson::dom::element> parse(simdjson::dom::parser& p
   return parser.parse(storage.data(), storage.size());
 }
 
+Status validate(std::string_view json) {
+  // One parser per thread: simdjson keeps scratch memory sized to the largest document it has seen.
+  thread_local simdjson::dom::parser parser;
+  static_assert(kMaxDepth == simdjson::DEFAULT_MAX_DEPTH, "the parser's depth limit is kMaxDepth");
+  std::string storage;
+  auto doc = parse(parser, json, storage);
+  if (!doc.error()) return Ok{};
+  if (doc.error() == simdjson::DEPTH_ERROR) return make_error("JSON nested more than 1024 deep");
+  if (doc.error() == simdjson::UTF8_ERROR) return make_error("JSON text is not valid UTF-8");
+  return make_error(std::string("invalid JSON: ") + simdjson::error_message(doc.error()));
+}
+
 namespace {
 Result<std::string> rewrite(std::string_view json, KeyOrder order) {
   simdjson::dom::parser parser;

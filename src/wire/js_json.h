@@ -41,6 +41,15 @@ bool utf16_less(std::string_view a, std::string_view b);
 // as JSON.stringify writes Infinity), or nullopt when nothing needs rewriting or a number is malformed.
 std::optional<std::string> tame_numbers(std::string_view json);
 
+// The deepest nesting any JSON from a client may have (simdjson's own default, checked iteratively).
+inline constexpr size_t kMaxDepth = 1024;
+
+// Checks `json` as a packet's JSON is checked when it arrives: one JSON.parse-able value, valid UTF-8
+// (so no lone surrogate written as raw bytes), at most kMaxDepth deep. In time linear in its size and
+// without recursion. Every text relayed or stored as JSON passes this, whatever route it came by (a
+// packet, a payload sent as a JSON string, the joined pieces of PRODUCE_CHUNK).
+Status validate(std::string_view json);
+
 // Parses as JSON.parse would: when simdjson refuses a number, parses the tamed copy kept in `storage`.
 simdjson::simdjson_result<simdjson::dom::element> parse(simdjson::dom::parser& parser, std::string_view json,
                                                         std::string& storage);
