@@ -602,16 +602,24 @@ DurableQueues::~DurableQueues() { stop(); }
 std::vector<std::pair<std::string, SubscribeSpec>> DurableQueues::load(store::Backend::Contents contents) {
   State& s = *state_;
   std::vector<std::pair<std::string, SubscribeSpec>> out;
+  std::vector<store::Op> purge;
+  uint64_t quarantined = contents.quarantined;
   for (auto& rec : contents.subscriptions) {
     auto spec = decode_spec(rec.spec);
-    if (!spec) throw store::StoreError("a stored subscription cannot be read: realm " + rec.realm + ", key " + rec.key);
+    if (!spec) {
+      // A record the store could read but the engine cannot use: moved aside like the store's own.
+      spdlog::warn("store: a durable subscription of {} bytes cannot be used; moved to the quarantine", rec.spec.size());
+      const std::string id = store::subscription_id(rec.realm, rec.key, rec.consumer);
+      purge.push_back(store::Op{store::Op::Kind::quarantine_subscription, 0, id, store::encode_subscription(rec)});
+      ++quarantined;
+      continue;
+    }
     s.stored_specs[store::subscription_id(rec.realm, rec.key, rec.consumer)] = rec.spec;
     QueueCopy q{rec.realm, rec.key, spec->consumer_id, spec->consumer, spec->policy};
     s.queue_for(q);
     out.emplace_back(rec.realm, std::move(*spec));
   }
   int64_t now = unix_ms();
-  std::vector<store::Op> purge;
   for (auto& row : contents.rows) {
     s.next_seq = std::max(s.next_seq, row.seq + 1);
     if (row.expires_ms && row.expires_ms <= now) {
@@ -628,8 +636,9 @@ std::vector<std::pair<std::string, SubscribeSpec>> DurableQueues::load(store::Ba
     s.dead.emplace(d.row.seq, std::move(d));
   }
   s.submit(std::move(purge));
-  spdlog::info("store: {} queued messages in {} queues, {} dead-lettered, {} durable subscriptions", s.by_id.size(),
-               s.queues.size(), s.dead.size(), out.size());
+  s.counters.quarantined = quarantined;
+  spdlog::info("store: {} queued messages in {} queues, {} dead-lettered, {} durable subscriptions, {} quarantined",
+               s.by_id.size(), s.queues.size(), s.dead.size(), out.size(), quarantined);
   return out;
 }
 

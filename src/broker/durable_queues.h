@@ -70,6 +70,7 @@ struct QueueStats {
   uint64_t dead = 0;       // rows in the DLQ
   uint64_t enqueued = 0, acked = 0, redelivered = 0, ack_timeouts = 0, dead_lettered = 0, expired = 0,
            dropped_over_cap = 0, store_failures = 0;
+  uint64_t quarantined = 0;  // unreadable records moved aside at start-up (store::Backend::Contents)
 };
 
 class DurableQueues {

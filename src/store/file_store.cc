@@ -48,6 +48,10 @@ constexpr int kFormatVersion = 1;
 constexpr char kRowPrefix = 'r';
 constexpr char kDeadPrefix = 'd';
 constexpr char kSubscriptionPrefix = 's';
+// Unreadable records, moved aside by load(): 'q' followed by the record's own key.
+constexpr char kQuarantinePrefix = 'q';
+// Quarantined records named one by one in the log at start-up; the rest are only counted.
+constexpr uint64_t kQuarantineLogLines = 20;
 
 // Deletes since the last compaction after which an idle writer compacts the record ranges, provided
 // they were at least as many as the records left (so the compaction rewrites no more live data than it
@@ -195,34 +199,30 @@ class FileStore final : public Backend {
 
   Contents load() override {
     Contents contents;
+    rocksdb::WriteBatch quarantine;
     rocksdb::ReadOptions options;
     options.fill_cache = false;  // everything is read once, at start-up
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       std::string_view key = view(it->key());
-      std::string_view value = view(it->value());
-      if (key.size() == 9 && key[0] == kRowPrefix) {
-        auto row = decode_row(value);
-        if (!row) throw unreadable(key, row.error().message);
-        if (row->seq != key_seq(key)) throw unreadable(key, "it holds seq " + std::to_string(row->seq));
-        contents.rows.push_back(std::move(*row));
-      } else if (key.size() == 9 && key[0] == kDeadPrefix) {
-        auto dead = decode_dead_row(value);
-        if (!dead) throw unreadable(key, dead.error().message);
-        if (dead->row.seq != key_seq(key)) throw unreadable(key, "it holds seq " + std::to_string(dead->row.seq));
-        contents.dead.push_back(std::move(*dead));
-      } else if (!key.empty() && key[0] == kSubscriptionPrefix) {
-        auto sub = decode_subscription(value);
-        if (!sub) throw unreadable(key, sub.error().message);
-        if (subscription_id(sub->realm, sub->key, sub->consumer) != key.substr(1))
-          throw unreadable(key, "it holds another subscription");
-        contents.subscriptions.push_back(std::move(*sub));
-      } else {
-        throw unreadable(key, "not a key of the store");
+      if (!key.empty() && key[0] == kQuarantinePrefix) continue;
+      if (auto why = read_record(key, view(it->value()), contents)) {
+        if (++contents.quarantined <= kQuarantineLogLines)
+          spdlog::warn("store {}: {} cannot be read ({}); moved to the quarantine", dir_, describe_key(key), *why);
+        auto put = quarantine.Put(std::string(1, kQuarantinePrefix).append(key), it->value());
+        auto del = quarantine.Delete(it->key());
+        if (!put.ok() || !del.ok()) throw StoreError(fmt::format("store {}: cannot quarantine: {}", dir_, put.ToString()));
       }
     }
     if (!it->status().ok())
       throw StoreError(fmt::format("store {}: reading failed: {}", dir_, it->status().ToString()));
+    if (contents.quarantined) {
+      rocksdb::WriteOptions sync;
+      sync.sync = true;
+      auto s = db_->Write(sync, &quarantine);
+      if (!s.ok()) throw StoreError(fmt::format("store {}: cannot quarantine: {}", dir_, s.ToString()));
+      spdlog::warn("store {}: {} unreadable records moved to the quarantine (keys prefixed 'q')", dir_, contents.quarantined);
+    }
     return contents;
   }
 
@@ -245,6 +245,10 @@ class FileStore final : public Backend {
         case Op::Kind::delete_dead: s = batch.Delete(seq_key(kDeadPrefix, op.seq)); ++deletes; break;
         case Op::Kind::put_subscription: s = batch.Put(kSubscriptionPrefix + op.id, op.value); break;
         case Op::Kind::delete_subscription: s = batch.Delete(kSubscriptionPrefix + op.id); break;
+        case Op::Kind::quarantine_subscription:
+          s = batch.Put(std::string{kQuarantinePrefix, kSubscriptionPrefix}.append(op.id), op.value);
+          if (s.ok()) s = batch.Delete(kSubscriptionPrefix + op.id);
+          break;
       }
       if (!s.ok()) return make_error("RocksDB refused a change: " + s.ToString());
     }
@@ -298,8 +302,27 @@ class FileStore final : public Backend {
   }
 
  private:
-  StoreError unreadable(std::string_view key, const std::string& why) const {
-    return StoreError(fmt::format("store {}: {} cannot be read: {}", dir_, describe_key(key), why));
+  // Decodes the record under `key` into `contents`; the reason when it cannot be read.
+  static std::optional<std::string> read_record(std::string_view key, std::string_view value, Contents& contents) {
+    if (key.size() == 9 && key[0] == kRowPrefix) {
+      auto row = decode_row(value);
+      if (!row) return row.error().message;
+      if (row->seq != key_seq(key)) return "it holds seq " + std::to_string(row->seq);
+      contents.rows.push_back(std::move(*row));
+    } else if (key.size() == 9 && key[0] == kDeadPrefix) {
+      auto dead = decode_dead_row(value);
+      if (!dead) return dead.error().message;
+      if (dead->row.seq != key_seq(key)) return "it holds seq " + std::to_string(dead->row.seq);
+      contents.dead.push_back(std::move(*dead));
+    } else if (!key.empty() && key[0] == kSubscriptionPrefix) {
+      auto sub = decode_subscription(value);
+      if (!sub) return sub.error().message;
+      if (subscription_id(sub->realm, sub->key, sub->consumer) != key.substr(1)) return "it holds another subscription";
+      contents.subscriptions.push_back(std::move(*sub));
+    } else {
+      return "not a key of the store";
+    }
+    return std::nullopt;
   }
 
   const std::string dir_;

@@ -2,6 +2,7 @@
 //   <prefix>:rows  field = decimal seq      → row encoding
 //   <prefix>:dead  field = decimal seq      → dead row encoding
 //   <prefix>:subs  field = subscription_id  → subscription encoding
+//   <prefix>:quarantine  field = "<hash>:<field>" → a record load() could not read, moved aside as it was
 // One synchronous hiredis connection, used from the writer thread only. A write is one MULTI … EXEC
 // sent as a single pipeline. `sync` adds nothing here: how durable an EXEC is depends on the server's
 // own persistence settings (appendonly, appendfsync), which the operator chooses for redis.
@@ -35,6 +36,8 @@ constexpr timeval kConnectTimeout{5, 0};
 constexpr timeval kCommandTimeout{30, 0};
 // Fields per HSET / HDEL when consecutive changes to one hash are folded into one command.
 constexpr size_t kFieldsPerCommand = 512;
+// Quarantined records named one by one in the log at start-up; the rest are only counted.
+constexpr uint64_t kQuarantineLogLines = 20;
 
 struct Url {
   std::string host = "127.0.0.1";
@@ -186,7 +189,8 @@ class RedisStore final : public Backend {
         c_(std::move(c)),
         rows_(prefix + ":rows"),
         dead_(prefix + ":dead"),
-        subs_(prefix + ":subs") {}
+        subs_(prefix + ":subs"),
+        quarantine_(prefix + ":quarantine") {}
 
   const char* name() const override { return "redis"; }
 
@@ -197,26 +201,35 @@ class RedisStore final : public Backend {
       c_ = std::move(*c);
     }
     Contents contents;
+    std::vector<std::pair<const std::string*, std::string>> unreadable;  // (hash, field), moved after the scans
+    auto quarantine = [&](const std::string& hash, std::string_view field, const std::string& why) {
+      if (++contents.quarantined <= kQuarantineLogLines)
+        spdlog::warn("store (redis): {} field '{}' cannot be read ({}); moved to the quarantine", hash, printable(field), why);
+      unreadable.emplace_back(&hash, std::string(field));
+    };
     scan(rows_, [&](std::string_view field, std::string_view value) {
       auto row = decode_row(value);
-      if (!row) throw unreadable(rows_, field, row.error().message);
-      if (std::to_string(row->seq) != field) throw unreadable(rows_, field, "it holds seq " + std::to_string(row->seq));
+      if (!row) return quarantine(rows_, field, row.error().message);
+      if (std::to_string(row->seq) != field) return quarantine(rows_, field, "it holds seq " + std::to_string(row->seq));
       contents.rows.push_back(std::move(*row));
     });
     scan(dead_, [&](std::string_view field, std::string_view value) {
       auto dead = decode_dead_row(value);
-      if (!dead) throw unreadable(dead_, field, dead.error().message);
+      if (!dead) return quarantine(dead_, field, dead.error().message);
       if (std::to_string(dead->row.seq) != field)
-        throw unreadable(dead_, field, "it holds seq " + std::to_string(dead->row.seq));
+        return quarantine(dead_, field, "it holds seq " + std::to_string(dead->row.seq));
       contents.dead.push_back(std::move(*dead));
     });
     scan(subs_, [&](std::string_view field, std::string_view value) {
       auto sub = decode_subscription(value);
-      if (!sub) throw unreadable(subs_, field, sub.error().message);
+      if (!sub) return quarantine(subs_, field, sub.error().message);
       if (subscription_id(sub->realm, sub->key, sub->consumer) != field)
-        throw unreadable(subs_, field, "it holds another subscription");
+        return quarantine(subs_, field, "it holds another subscription");
       contents.subscriptions.push_back(std::move(*sub));
     });
+    for (const auto& [hash, field] : unreadable) move_to_quarantine(*hash, field);
+    if (contents.quarantined)
+      spdlog::warn("store (redis): {} unreadable records moved to {}", contents.quarantined, quarantine_);
     std::sort(contents.rows.begin(), contents.rows.end(), [](const Row& a, const Row& b) { return a.seq < b.seq; });
     std::sort(contents.dead.begin(), contents.dead.end(),
               [](const DeadRow& a, const DeadRow& b) { return a.row.seq < b.row.seq; });
@@ -268,6 +281,21 @@ class RedisStore final : public Backend {
     return Ok{};
   }
 
+  // HGET, then HSET in the quarantine and HDEL in one transaction: the value moves byte for byte.
+  void move_to_quarantine(const std::string& hash, const std::string& field) {
+    auto value = command(c_.get(), {"HGET", hash, field});
+    if (!value || value->type != REDIS_REPLY_STRING) throw StoreError("redis: cannot quarantine " + hash + " field " + printable(field));
+    const std::string moved = hash.substr(hash.rfind(':') + 1) + ":" + field;
+    const Command set{"HSET", quarantine_, moved, text(value.get())}, del{"HDEL", hash, field};
+    if (auto st = run({set, del}); !st) throw StoreError("redis: cannot quarantine: " + st.error().message);
+  }
+
+  static std::string printable(std::string_view field) {
+    std::string name;
+    for (char c : field.substr(0, 200)) name += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '/' : c;
+    return name;
+  }
+
   static bool is_put(Op::Kind kind) {
     return kind == Op::Kind::put_row || kind == Op::Kind::put_dead || kind == Op::Kind::put_subscription;
   }
@@ -287,9 +315,16 @@ class RedisStore final : public Backend {
   std::vector<Command> commands(const std::vector<Op>& ops, std::vector<std::string>& fields) const {
     fields.reserve(ops.size());  // never reallocated below: the commands keep views of its strings
     std::vector<Command> out;
-    std::optional<Op::Kind> last;
+    Op::Kind last = Op::Kind::quarantine_subscription;  // no group open: that kind never joins one
     size_t in_command = 0;
     for (const Op& op : ops) {
+      if (op.kind == Op::Kind::quarantine_subscription) {
+        fields.push_back("subs:" + op.id);
+        out.push_back(Command{"HSET", quarantine_, fields.back(), op.value});
+        out.push_back(Command{"HDEL", subs_, op.id});
+        last = op.kind;
+        continue;
+      }
       if (op.kind != last || in_command == kFieldsPerCommand) {
         out.push_back(Command{is_put(op.kind) ? "HSET" : "HDEL", hash_of(op.kind)});
         last = op.kind;
@@ -307,7 +342,10 @@ class RedisStore final : public Backend {
   // failure the context is dropped (c_ becomes null) so the caller can tell it from a refusal.
   Status transact(const std::vector<Op>& ops) {
     std::vector<std::string> fields;
-    auto cmds = commands(ops, fields);
+    return run(commands(ops, fields));
+  }
+
+  Status run(const std::vector<Command>& cmds) {
     constexpr std::string_view kMulti[] = {"MULTI"}, kExec[] = {"EXEC"};
     append(c_.get(), kMulti);
     for (const auto& cmd : cmds) append(c_.get(), cmd);
@@ -370,15 +408,9 @@ class RedisStore final : public Backend {
     } while (cursor != "0");
   }
 
-  static StoreError unreadable(const std::string& hash, std::string_view field, const std::string& why) {
-    std::string name;
-    for (char c : field) name += c == '\0' ? '/' : c;
-    return StoreError("redis: " + hash + " field '" + name + "' cannot be read: " + why);
-  }
-
   const Url url_;
   Context c_;  // null after a connection failure, until the next write reconnects
-  const std::string rows_, dead_, subs_;
+  const std::string rows_, dead_, subs_, quarantine_;
 };
 
 }  // namespace

@@ -60,8 +60,12 @@ std::string subscription_id(std::string_view realm, std::string_view key, std::s
 
 // One change to the store. Rows and dead rows are addressed by seq, subscriptions by subscription_id;
 // `value` is the record's encoding for a put, empty for a delete.
+// `quarantine_subscription` moves a subscription record the engine cannot use aside: `value` (its
+// encoding) is kept in the quarantine and the subscription is deleted.
 struct Op {
-  enum class Kind : uint8_t { put_row, delete_row, put_dead, delete_dead, put_subscription, delete_subscription };
+  enum class Kind : uint8_t {
+    put_row, delete_row, put_dead, delete_dead, put_subscription, delete_subscription, quarantine_subscription
+  };
   Kind kind;
   uint64_t seq = 0;
   std::string id;     // subscription_id for subscription ops
@@ -86,11 +90,15 @@ class Backend {
   virtual const char* name() const = 0;
 
   // Everything stored, for the engine to rebuild from: rows and dead rows in seq order, then the
-  // subscriptions. Throws StoreError when a record cannot be read back.
+  // subscriptions. A record that cannot be read back (damaged, or written by a broken version) never
+  // stops the start-up: it is moved to the quarantine — kept, byte for byte, where load() does not look
+  // (file: under the key prefix 'q'; redis: the hash <prefix>:quarantine) — logged and counted. Throws
+  // StoreError only when the store itself cannot be read.
   struct Contents {
     std::vector<Row> rows;
     std::vector<DeadRow> dead;
     std::vector<SubscriptionRecord> subscriptions;
+    uint64_t quarantined = 0;  // records moved to the quarantine by this load
   };
   virtual Contents load() = 0;
 
