@@ -71,6 +71,12 @@ std::optional<std::string> non_empty(std::string s) {
 
 }  // namespace
 
+Status check_object_text(std::string_view text) {
+  size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos || text[start] != '{') return make_error("not a JSON object");
+  return js::validate(text);
+}
+
 Result<std::string_view> request_object(std::string_view args, std::string& storage) {
   auto elements = json::array_elements(args);
   if (!elements || elements->size() < 2) return malformed("missing payload");
@@ -79,14 +85,9 @@ Result<std::string_view> request_object(std::string_view args, std::string& stor
     // "accepts a JSON string": the string holds the object's JSON.
     auto text = json::unescape(payload);
     if (!text) return malformed("payload is not a valid string");
+    if (auto valid = check_object_text(*text); !valid) return malformed("payload string: " + valid.error().message);
     storage = std::move(*text);
-    payload = storage;
-    // The packet's JSON was validated when it arrived; the string's content was not. It meets the
-    // same check here, before anything reads, relays or stores it.
-    size_t start = payload.find_first_not_of(" \t\r\n");
-    if (start == std::string_view::npos || payload[start] != '{') return malformed("payload string is not a JSON object");
-    if (auto valid = js::validate(payload); !valid) return malformed("payload string: " + valid.error().message);
-    return payload;
+    return std::string_view(storage);
   }
   if (payload.front() != '{') return malformed("payload must be an object or a JSON string of one");
   return payload;

@@ -21,6 +21,11 @@ inline constexpr int kMalformedRequest = -2;
 // keeps an unescaped string payload alive; the returned view points into `args` or `storage`.
 Result<std::string_view> request_object(std::string_view args, std::string& storage);
 
+// JSON that reached the broker inside a string (a payload sent as a JSON string, the joined pieces of
+// PRODUCE_CHUNK) has met no validator yet: this checks it as a packet's JSON is checked (js::validate)
+// and that it is an object. Whatever passes may be read, relayed and stored.
+Status check_object_text(std::string_view text);
+
 struct SubscribeRequest {
   std::string event;
   std::string producer = "ANONYMOUS";

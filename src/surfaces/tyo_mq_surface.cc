@@ -316,11 +316,7 @@ void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg
   for (auto& [i, p] : t.pieces) joined += p;
   endpoint->transfer_bytes -= t.bytes;
   endpoint->transfers.erase(transfer);
-  // The pieces were strings; what they join to is JSON no validator has seen yet.
-  size_t start = joined.find_first_not_of(" \t\r\n");
-  if (start == std::string::npos || joined[start] != '{')
-    return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: the joined data is not a JSON object"});
-  if (auto valid = js::validate(joined); !valid)
+  if (auto valid = check_object_text(joined); !valid)
     return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: the joined data: " + valid.error().message});
   produce(ctx, snap, socket, endpoint, msg, joined, {});
 }
@@ -403,7 +399,7 @@ void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) 
   if (!object && payload.front() == '"') {
     auto text = json::unescape(payload);
     if (text && !text->empty() && text->front() == '{') {
-      if (auto valid = js::validate(*text); !valid)
+      if (auto valid = check_object_text(*text); !valid)
         return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: payload string: " + valid.error().message});
       storage = std::move(*text);
       object = storage;

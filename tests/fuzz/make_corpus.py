@@ -161,11 +161,32 @@ auth_seeds = {
     "body_unicode": '{"\\ud83d\\ude00":1,"\\uffff":2,"a":"\\ud800"}',
 }
 
+# ---- tyo-mq requests: a request object's text (sent raw and as a JSON string), chunks, durations ----
+requests_seeds = {
+    "subscribe": '{"event":"e","producer":"p","consumer":"w","consumer_id":"w","durable":true,"ack":true,'
+                 '"ack_timeout":"30s","retry":{"max_attempts":5,"delay":"1s","backoff":"exponential"}}',
+    "subscribe_options": '{"event":"t/+/x","options":{"mode":"topic","group":"g","requireAck":1,"ackTimeout":2.5}}',
+    "produce": '{"event":"e","from":"p","message":{"a":[1,"\\u00e9",null]},"ttl":"1.5h","guaranteed":true,'
+               '"to":["x"],"enc":{"alg":"A"},"contentType":"application/json"}',
+    "produce_lifespan": '{"event":"e","from":"p","message":"m","lifespan":-1,"method":"broadcast","broadcast":"realm"}',
+    "chunk": '{"transferId":"t-1","index":1,"total":3,"data":"{\\"event\\":"}',
+    "ack": '{"msgId":"msg-lk3j2-0123456789ab"}',
+    "ack_number": '{"id":12345678901234567890}',
+    "registration": '{"name":"p","id":"sock-1","default_ttl":"10m"}',
+    "inner_invalid": '{"event":"e","from":"p","message":{]}',
+    "inner_deep": '{"event":"e","from":"p","message":' + "[" * 1025 + "]" * 1025 + "}",
+    "inner_surrogate": '{"event":"e","from":"p","message":"\\ud800"}',
+    "ttl_digits": '{"event":"e","from":"p","ttl":"' + "9" * 2000 + 's"}',
+    "duration": "1.25h",
+    "duration_bad": "--1e400ms",
+}
+
 if __name__ == "__main__":
     write("fuzz_engineio", engineio)
     write("fuzz_socketio", socketio)
     write("fuzz_websocket", websocket)
     write("fuzz_http", http_seeds)
     write("fuzz_auth", auth_seeds)
-    total = sum(len(s) for s in (engineio, socketio, websocket, http_seeds, auth_seeds))
+    write("fuzz_requests", requests_seeds)
+    total = sum(len(s) for s in (engineio, socketio, websocket, http_seeds, auth_seeds, requests_seeds))
     print(f"wrote {total} seeds under {os.path.join(HERE, 'corpus')}")

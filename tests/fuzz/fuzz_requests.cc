@@ -1,0 +1,77 @@
+// libFuzzer target for the tyo-mq request payloads (src/surfaces/tyo_mq_requests) and the durations
+// they carry (src/wire/durations): what any client, authenticated or not, hands the broker.
+//
+// The input is a request object's text, sent both ways a client may send it: as the object itself (when
+// the packet validator would let it through) and as a JSON string holding it — the route whose inner
+// JSON met no validator before issue 12. It is also read as PRODUCE_CHUNK pieces joined, and as a ttl /
+// duration. Invariants: whatever request_object returns passes js::validate (so whatever is relayed or
+// stored is JSON within the packet's limits); the raw spans a PRODUCE relays are valid JSON themselves;
+// nothing crashes, recurses on the input, or runs longer than linear time (libFuzzer's -timeout).
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "surfaces/tyo_mq_requests.h"
+#include "wire/durations.h"
+#include "wire/js_json.h"
+#include "wire/socketio.h"
+
+namespace {
+
+using namespace siomq;
+
+void check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+void parse_all(std::string_view object) {
+  (void)surfaces::parse_registration(object);
+  (void)surfaces::parse_ack(object);
+  if (auto sub = surfaces::parse_subscribe(object)) (void)surfaces::delivery_policy(*sub);
+  if (auto chunk = surfaces::parse_produce_chunk(object)) check(chunk->index < chunk->total);
+  if (auto produce = surfaces::parse_produce(object)) {
+    for (std::string_view span : {produce->message, produce->to, produce->enc})
+      if (!span.empty()) check(js::validate(span).ok());
+    (void)surfaces::effective_ttl(*produce, 1000, std::nullopt);
+  }
+}
+
+// Both routes of one request object: `["E",<object>]` and `["E","<object as a string>"]`.
+void as_request(std::string_view input) {
+  std::string storage;
+  if (js::validate(input).ok()) {
+    std::string args = "[\"PRODUCE\",";
+    args.append(input).push_back(']');
+    if (auto object = surfaces::request_object(args, storage)) parse_all(*object);
+  }
+  std::string args = "[\"PRODUCE\",";
+  sio::append_json_string(args, input);
+  args.push_back(']');
+  auto object = surfaces::request_object(args, storage);
+  if (!object) return;
+  check(js::validate(*object).ok());
+  check(surfaces::check_object_text(*object).ok());
+  parse_all(*object);
+}
+
+void as_durations(std::string_view input) {
+  (void)durations::parse_duration_ms(input);
+  (void)durations::parse_ttl(input);
+  (void)durations::number(input);
+  (void)durations::js_number(input);
+  std::string quoted;
+  sio::append_json_string(quoted, input);
+  (void)durations::parse_duration_ms(quoted);
+  (void)durations::parse_ttl(quoted);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  as_request(input);
+  as_durations(input);
+  // PRODUCE_CHUNK: the pieces were JSON strings; their join is checked before it becomes a PRODUCE.
+  if (surfaces::check_object_text(input).ok()) check(js::validate(input).ok());
+  return 0;
+}
