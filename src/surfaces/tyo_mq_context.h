@@ -27,6 +27,7 @@
 #include "broker/broker.h"
 #include "net/out_frame.h"
 #include "net/socket.h"
+#include "surfaces/produce_chunks.h"
 #include "surfaces/tyo_mq_surface.h"
 
 namespace siomq::net {
@@ -37,13 +38,6 @@ struct Namespace;
 namespace siomq::surfaces {
 
 using FramesPtr = std::shared_ptr<const std::vector<net::OutFrame>>;
-
-// A PRODUCE arriving in pieces (§3.6).
-struct ChunkedTransfer {
-  size_t total = 0;
-  size_t bytes = 0;
-  std::map<size_t, std::string> pieces;
-};
 
 // A socket on namespace "/" as the broker and the auth rules see it. `send` and `close` may be called
 // from any thread; every other member is touched only on the socket's own worker.
@@ -74,8 +68,7 @@ class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_t
   std::string ip;  // the address limits count (X-Forwarded-For's first hop when trust_proxy)
 
   // PRODUCE_CHUNK transfers in progress; dropped with the socket.
-  std::map<std::string, ChunkedTransfer> transfers;
-  size_t transfer_bytes = 0;
+  ChunkAssembler chunks;
 
  private:
   void drain_outbox();

@@ -25,8 +25,6 @@ namespace {
 
 // Deliveries longer than this (in UTF-16 code units, as JavaScript measures) go out as CONSUME_CHUNK pieces.
 constexpr size_t kChunkThreshold = 262144;
-// Bytes of unfinished PRODUCE_CHUNK transfers one socket may hold.
-constexpr size_t kMaxChunkedBytesPerSocket = 64 * 1024 * 1024;
 
 void send_notices(const std::vector<broker::Notice>& notices) {
   for (const auto& n : notices) {
@@ -290,35 +288,20 @@ void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg
   if (!object) return;
   auto chunk = parse_produce_chunk(*object);
   if (!chunk) return reply_error(socket, msg, chunk.error());
-  const std::string& transfer = chunk->transfer_id;
-  std::string& data = chunk->data;
-  auto& t = endpoint->transfers[transfer];
-  if (endpoint->transfer_bytes + data.size() > kMaxChunkedBytesPerSocket) {
-    endpoint->transfer_bytes -= t.bytes;
-    endpoint->transfers.erase(transfer);
-    return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: too much chunked data in flight; transfer dropped"});
-  }
-  t.total = chunk->total;
-  auto& piece = t.pieces[chunk->index];
-  // A repeated index replaces its piece (the reference would count it twice).
-  t.bytes += data.size() - piece.size();
-  endpoint->transfer_bytes += data.size() - piece.size();
-  piece = std::move(data);
-  if (t.pieces.size() < t.total) {
+  const std::string transfer = chunk->transfer_id;
+  const size_t total = chunk->total;
+  auto joined = endpoint->chunks.add(std::move(*chunk), unix_ms());
+  if (!joined) return reply_error(socket, msg, joined.error());
+  if (!*joined) {
     // A piece sent with an ack id is answered at once; the last one gets the PRODUCE's own answer.
     if (msg.ack_id)
-      socket.ack(*msg.ack_id, "[{\"ok\":true,\"received\":" + std::to_string(t.pieces.size()) +
-                                  ",\"total\":" + std::to_string(t.total) + "}]");
+      socket.ack(*msg.ack_id, "[{\"ok\":true,\"received\":" + std::to_string(endpoint->chunks.received(transfer)) +
+                                  ",\"total\":" + std::to_string(total) + "}]");
     return;
   }
-  std::string joined;
-  joined.reserve(t.bytes);
-  for (auto& [i, p] : t.pieces) joined += p;
-  endpoint->transfer_bytes -= t.bytes;
-  endpoint->transfers.erase(transfer);
-  if (auto valid = check_object_text(joined); !valid)
+  if (auto valid = check_object_text(**joined); !valid)
     return reply_error(socket, msg, Error{kMalformedRequest, "PRODUCE_CHUNK: the joined data: " + valid.error().message});
-  produce(ctx, snap, socket, endpoint, msg, joined, {});
+  produce(ctx, snap, socket, endpoint, msg, **joined, {});
 }
 
 // §11.1's per-socket and per-realm caps on names (PRODUCER/CONSUMER) and subscriptions: true when

@@ -149,3 +149,22 @@ test('an unreadable row in redis is quarantined at start-up; the server starts a
   await delay(200 * TIME_SCALE);
   assert.deepEqual(got.map((m) => m.message), ['kept']);
 });
+
+test('PRODUCE_CHUNK budgets count entries, not only bytes: transfers per socket, pieces per transfer, id length', async (t) => {
+  const server = await startServer(t);
+  const p = await connect(t, server);
+  for (let i = 0; i < 16; i++) {
+    const r = await ask(p, 'PRODUCE_CHUNK', { transferId: `t${i}`, index: 0, total: 2, data: '' });
+    assert.equal(r.ok, true, JSON.stringify(r));
+  }
+  const over = await ask(p, 'PRODUCE_CHUNK', { transferId: 't16', index: 0, total: 2, data: '' });
+  assert.equal(over.ok, false);
+  assert.match(over.message, /16 transfers/);
+  const q = await connect(t, server);
+  const many = await ask(q, 'PRODUCE_CHUNK', { transferId: 'x', index: 0, total: 999999999, data: '' });
+  assert.equal(many.ok, false);
+  assert.match(many.message, /4096 pieces/);
+  const longId = await ask(q, 'PRODUCE_CHUNK', { transferId: 'i'.repeat(100000), index: 0, total: 2, data: '' });
+  assert.equal(longId.ok, false);
+  assert.match(longId.message, /256 bytes/);
+});
