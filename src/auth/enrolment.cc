@@ -7,11 +7,6 @@
 #include "wire/js_json.h"
 
 namespace siomq::auth {
-namespace {
-
-constexpr int64_t kKeepDecidedMs = 3'600'000;
-
-}  // namespace
 
 nlohmann::json public_request(const AuthorizationRequest& r) {
   nlohmann::json out = {{"request_id", r.request_id},
@@ -33,18 +28,13 @@ nlohmann::json public_request(const AuthorizationRequest& r) {
 
 Result<AuthorizationRequest> Enrolment::submit(AuthorizationRequest request, size_t max_pending, int64_t now_ms) {
   std::lock_guard lock(mu_);
-  prune(now_ms);
-  size_t pending = 0;
-  for (auto& r : requests_) {
-    if (r.status != "pending") continue;
-    if (r.realm == request.realm && r.client_id == request.client_id) {
-      r.status = "superseded";
-      r.decided_at_ms = now_ms;
-      continue;
-    }
-    ++pending;
-  }
-  if (max_pending && pending >= max_pending) return make_error("Too many pending authorization requests", 429);
+  requests_.remove_if([&](const AuthorizationRequest& r) {
+    return r.realm == request.realm && r.client_id == request.client_id;  // superseded
+  });
+  size_t in_realm = 0;
+  for (const auto& r : requests_) in_realm += r.realm == request.realm;
+  if (requests_.size() >= (max_pending ? max_pending : kDefaultMaxPending) || in_realm >= kMaxPendingPerRealm)
+    return make_error("Too many pending authorization requests", 429);
   request.status = "pending";
   request.created_at_ms = now_ms;
   requests_.push_back(std::move(request));
@@ -54,7 +44,7 @@ Result<AuthorizationRequest> Enrolment::submit(AuthorizationRequest request, siz
 std::optional<AuthorizationRequest> Enrolment::next(const std::optional<std::string>& realm) {
   std::lock_guard lock(mu_);
   for (const auto& r : requests_) {
-    if (r.status == "pending" && (!realm || r.realm == *realm)) return r;
+    if (!realm || r.realm == *realm) return r;
   }
   return std::nullopt;
 }
@@ -62,7 +52,7 @@ std::optional<AuthorizationRequest> Enrolment::next(const std::optional<std::str
 std::optional<AuthorizationRequest> Enrolment::pending(const std::string& request_id) {
   std::lock_guard lock(mu_);
   for (const auto& r : requests_) {
-    if (r.request_id == request_id && r.status == "pending") return r;
+    if (r.request_id == request_id) return r;
   }
   return std::nullopt;
 }
@@ -70,8 +60,10 @@ std::optional<AuthorizationRequest> Enrolment::pending(const std::string& reques
 Result<AuthorizationRequest> Enrolment::decide(const std::string& request_id, bool approved, const std::string& role,
                                                std::optional<std::string> reason, int64_t now_ms) {
   std::lock_guard lock(mu_);
-  for (auto& r : requests_) {
-    if (r.request_id != request_id || r.status != "pending") continue;
+  for (auto it = requests_.begin(); it != requests_.end(); ++it) {
+    if (it->request_id != request_id) continue;
+    AuthorizationRequest r = std::move(*it);
+    requests_.erase(it);
     r.status = approved ? "approved" : "rejected";
     if (approved) r.role = role;
     r.decided_at_ms = now_ms;
@@ -88,15 +80,7 @@ void Enrolment::remove_realm(const std::string& realm) {
 
 size_t Enrolment::pending_count() {
   std::lock_guard lock(mu_);
-  size_t n = 0;
-  for (const auto& r : requests_) n += r.status == "pending";
-  return n;
-}
-
-void Enrolment::prune(int64_t now_ms) {
-  requests_.remove_if([&](const AuthorizationRequest& r) {
-    return r.status != "pending" && r.decided_at_ms && now_ms - *r.decided_at_ms > kKeepDecidedMs;
-  });
+  return requests_.size();
 }
 
 }  // namespace siomq::auth

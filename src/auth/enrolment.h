@@ -1,6 +1,9 @@
 // Authorization requests of tyo-mq §7: a client asks to be enrolled into a realm, a manager polls
-// for the oldest pending request and decides. Kept in memory (decided requests are forgotten an
-// hour after their decision). Thread-safe.
+// for the oldest pending request and decides. Kept in memory, pending ones only: a superseded request
+// is dropped when its successor is filed and a decided one once it is decided (nothing reads them
+// later), so what an anonymous client can make the server hold is bounded by the pending caps —
+// kDefaultMaxPending for the server (unless limits set max_pending_authorization_requests) and
+// kMaxPendingPerRealm per realm, so that one realm's requests cannot crowd out another's. Thread-safe.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -30,10 +33,13 @@ struct AuthorizationRequest {
 // The public shape: the token only as its SHA-256 (client_token_hash), times as ISO 8601.
 nlohmann::json public_request(const AuthorizationRequest& r);
 
+inline constexpr size_t kDefaultMaxPending = 1000;
+inline constexpr size_t kMaxPendingPerRealm = 100;
+
 class Enrolment {
  public:
-  // Files a request (the older pending one of the same realm and client_id becomes superseded).
-  // `max_pending` 0 is unlimited; at the limit: 429.
+  // Files a request (the older pending one of the same realm and client_id is superseded: dropped).
+  // `max_pending` 0 means kDefaultMaxPending; at that limit, or at kMaxPendingPerRealm in the realm: 429.
   Result<AuthorizationRequest> submit(AuthorizationRequest request, size_t max_pending, int64_t now_ms);
   // The oldest pending request, of `realm` when given; it stays pending.
   std::optional<AuthorizationRequest> next(const std::optional<std::string>& realm);
@@ -47,9 +53,8 @@ class Enrolment {
   size_t pending_count();
 
  private:
-  void prune(int64_t now_ms);
   std::mutex mu_;
-  std::list<AuthorizationRequest> requests_;  // in submission order
+  std::list<AuthorizationRequest> requests_;  // pending, in submission order
 };
 
 }  // namespace siomq::auth

@@ -168,3 +168,15 @@ test('PRODUCE_CHUNK budgets count entries, not only bytes: transfers per socket,
   assert.equal(longId.ok, false);
   assert.match(longId.message, /256 bytes/);
 });
+
+test('enrolment holds a bounded number of requests by default: 100 pending per realm, superseded ones dropped', async (t) => {
+  const server = await startServer(t, { settings: { auth: { enrolment: true } } });
+  const s = await connect(t, server);
+  const request = (client, realm = 'r') => ask(s, 'AUTHORIZATION_REQUEST',
+    { realm, client_id: client, client_name: 'n', client_token: `tok-${client}`, challenge_response: 'x'.repeat(3000) });
+  for (let i = 0; i < 100; i++) assert.equal((await request(`c${i}`)).ok, true);
+  const over = await request('c100');
+  assert.deepEqual(over, { ok: false, code: 429, message: 'Too many pending authorization requests' });
+  assert.equal((await request('c0')).ok, true, 'a client re-filing supersedes its own request and fits');
+  assert.equal((await request('c0', 'other')).ok, true, 'another realm is not crowded out');
+});

@@ -199,5 +199,30 @@ TEST(Enrolment, SupersedeLimitDecideAndPublicShape) {
   EXPECT_EQ(e.pending_count(), 0u);
 }
 
+// An anonymous client re-filing under one client_id, or under many, can make the server hold only
+// what the pending caps allow: superseded and decided requests are not kept.
+TEST(Enrolment, WhatIsHeldIsBoundedByThePendingCaps) {
+  Enrolment e;
+  auto req = [](const std::string& client, const std::string& realm) {
+    AuthorizationRequest r;
+    r.request_id = "id-" + client + "-" + realm;
+    r.realm = realm;
+    r.client_id = client;
+    r.challenge_response_json = std::string(4000, '1');
+    return r;
+  };
+  for (int i = 0; i < 10000; ++i) ASSERT_TRUE(e.submit(req("same", "r"), 0, i).ok());
+  EXPECT_EQ(e.pending_count(), 1u) << "superseded requests are dropped, not kept for an hour";
+  for (size_t i = 1; i < kMaxPendingPerRealm; ++i) ASSERT_TRUE(e.submit(req(std::to_string(i), "r"), 0, 1).ok());
+  EXPECT_EQ(e.submit(req("one-more", "r"), 0, 1).error().code, 429) << "per realm";
+  ASSERT_TRUE(e.submit(req("x", "other-realm"), 0, 1).ok()) << "another realm is not crowded out";
+  for (size_t r = 0; e.pending_count() < kDefaultMaxPending; ++r)
+    for (size_t i = 0; i < kMaxPendingPerRealm && e.pending_count() < kDefaultMaxPending; ++i)
+      ASSERT_TRUE(e.submit(req(std::to_string(i), "realm-" + std::to_string(r)), 0, 1).ok());
+  EXPECT_EQ(e.submit(req("late", "fresh-realm"), 0, 1).error().code, 429) << "the server-wide default";
+  ASSERT_TRUE(e.decide("id-x-other-realm", true, "both", std::nullopt, 2).ok());
+  EXPECT_EQ(e.pending_count(), kDefaultMaxPending - 1) << "a decided request is not kept";
+}
+
 }  // namespace
 }  // namespace siomq::auth
