@@ -57,6 +57,20 @@ const json& array(const json& o, const std::string& where, const char* snake, co
 
 }  // namespace
 
+std::optional<std::string> bad_realm_name(std::string_view name) {
+  if (name.empty()) return "a realm name cannot be empty";
+  if (name == kAllRealms) return "the realm '*' is reserved";
+  if (name.size() > kMaxRealmName) return "a realm name is at most 256 bytes";
+  for (char c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "a realm name cannot hold control characters";
+  }
+  return std::nullopt;
+}
+
+bool known_role(std::string_view role) {
+  return role == "producer" || role == "consumer" || role == "both" || role == "manager" || role == "admin";
+}
+
 AuthConfig parse_auth(const json& block) {
   AuthConfig c;
   if (block.is_null()) return c;
@@ -72,6 +86,10 @@ AuthConfig parse_auth(const json& block) {
     if (!token || token->empty()) wrong(where + ".token", "a non-empty string");
     e.token = *token;
     e.realm = text(t, where, "realm").value_or("default");
+    // "*" only for admin tokens: the mirror of every realm is an admin's view.
+    if (e.realm != kAllRealms || text(t, where, "role").value_or("") != "admin") {
+      if (auto why = bad_realm_name(e.realm)) throw std::runtime_error(where + ".realm: " + *why + " (\"*\" is for role admin)");
+    }
     e.role = text(t, where, "role").value_or("both");
     e.client_id = text(t, where, "client_id", "clientId").value_or("");
     e.client_name = text(t, where, "client_name", "clientName").value_or("");
@@ -108,6 +126,7 @@ AuthConfig parse_auth(const json& block) {
     if (!realms->is_object()) wrong("auth.realms", "an object");
     for (const auto& [name, r] : realms->items()) {
       std::string where = "auth.realms." + name;
+      if (auto why = bad_realm_name(name)) throw std::runtime_error("auth.realms: " + *why);
       if (!r.is_object()) wrong(where, "an object");
       RealmConfig rc;
       rc.required = flag(r, where, "required");
@@ -117,6 +136,7 @@ AuthConfig parse_auth(const json& block) {
       rc.require_acceptance = flag(r, where, "require_acceptance", "requireAcceptance");
       rc.manager_key = text(r, where, "manager_key", "managerKey");
       rc.allow_anonymous = flag(r, where, "allow_anonymous", "allowAnonymous");
+      rc.allow_anonymous_consumers = flag(r, where, "allow_anonymous_consumers", "allowAnonymousConsumers");
       rc.e2ee = text(r, where, "e2ee").value_or("");
       rc.ephemeral = flag(r, where, "ephemeral").value_or(false) || flag(r, where, "temporary").value_or(false);
       if (const json* at = find(r, "expires_at", "expiresAt"); at && !at->is_null()) {
@@ -164,6 +184,14 @@ bool AuthConfig::anonymous_allowed(std::string_view name) const {
   const RealmConfig* r = realm(name);
   if (r && r->allow_anonymous) return *r->allow_anonymous;
   return name == "default";
+}
+
+bool AuthConfig::anonymous_consumers_allowed(std::string_view name) const {
+  if (!enabled) return true;
+  const RealmConfig* r = realm(name);
+  if (!r) return true;
+  if (r->allow_anonymous_consumers) return *r->allow_anonymous_consumers;
+  return !auth_required(name) || key_required(name);
 }
 
 bool AuthConfig::has_admin_token() const {

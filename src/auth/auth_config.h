@@ -13,6 +13,18 @@
 
 namespace siomq::auth {
 
+// The realm every realm's messages are mirrored to (broker::Broker::kMirrorRealm). Only an admin
+// credential reaches it; it is never declared, configured or created.
+inline constexpr std::string_view kAllRealms = "*";
+inline constexpr size_t kMaxRealmName = 256;
+
+// Why `name` cannot be a realm that a client declares or a setting configures: empty, longer than
+// kMaxRealmName bytes, holding a control character (NUL included), or the reserved "*". nullopt when
+// it can. Linear in the name.
+std::optional<std::string> bad_realm_name(std::string_view name);
+// The five roles of §6.5.
+bool known_role(std::string_view role);
+
 struct TokenEntry {
   std::string token;
   std::string realm = "default";
@@ -40,6 +52,7 @@ struct RealmConfig {
   std::optional<bool> require_acceptance;
   std::optional<std::string> manager_key;
   std::optional<bool> allow_anonymous;
+  std::optional<bool> allow_anonymous_consumers;  // a realm that requires auth admits token-less consumers
   std::string e2ee;  // "", "optional" or "required"
   bool ephemeral = false;
   std::optional<int64_t> expires_at_ms;
@@ -67,6 +80,10 @@ struct AuthConfig {
   bool acceptance_required(std::string_view realm) const;
   // §6.6: ANONYMOUS names.
   bool anonymous_allowed(std::string_view realm) const;
+  // Whether a socket without a token may consume in `realm` (the pre-shared key, where one is required,
+  // is checked besides). An unconfigured realm keeps the reference's rule (yes); a configured realm that
+  // requires auth says no unless it sets allow_anonymous_consumers.
+  bool anonymous_consumers_allowed(std::string_view realm) const;
   bool has_admin_token() const;
 };
 

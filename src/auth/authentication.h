@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "auth/auth_config.h"
+#include "wire/result.h"
 
 namespace siomq::auth {
 
@@ -33,10 +34,12 @@ struct AuthRequest {
 // An external validator to ask (§6.4 step 5): the first matching of the realm's own, the longest
 // prefix, the global one.
 struct ExternalCheck {
+  enum class Scope { realm, prefix, global };
   std::string url;
   std::string secret;
   std::optional<std::string> realm;        // sent as `realm` in the request
-  std::optional<std::string> scope_prefix; // an answer outside this realm prefix is ignored
+  Scope scope = Scope::global;
+  std::string scope_realm;                 // Scope::realm: the one realm; Scope::prefix: the prefix
 };
 
 struct AuthOutcome {
@@ -56,6 +59,12 @@ AuthOutcome authenticate(const AuthConfig& config, const AuthRequest& request, c
 // chosen by `realm_hint` (the declared realm, else the JWT's realm claim), else refused.
 AuthOutcome check_token(const AuthConfig& config, std::string_view token, const std::optional<std::string>& declared_realm,
                         int64_t now_s);
+
+// What an external validator's answer {realm, role} may grant: a realm's own validator exactly that
+// realm, a prefix validator only realms within its prefix, the global one (the operator's) any realm —
+// and "*" only to role admin from the global one. The role must be one of §6.5's five, the realm a
+// valid name. The error says why the answer was not trusted.
+Result<Grant> external_grant(const ExternalCheck& check, std::string realm, std::string role);
 
 struct GateOutcome {
   bool allowed = false;

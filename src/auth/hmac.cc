@@ -1,5 +1,6 @@
 #include "auth/hmac.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
@@ -22,6 +23,13 @@ std::string sha256_hex(std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
   return to_hex(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+}
+
+bool equal_secrets(std::string_view given, std::string_view stored) {
+  unsigned char a[SHA256_DIGEST_LENGTH], b[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(given.data()), given.size(), a);
+  SHA256(reinterpret_cast<const unsigned char*>(stored.data()), stored.size(), b);
+  return CRYPTO_memcmp(a, b, sizeof a) == 0;
 }
 
 std::string to_hex(std::string_view bytes) {

@@ -66,8 +66,7 @@ void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
   endpoint->authenticating = true;
   auto weak = socket.weak_from_this();
   net::http_post(endpoint->worker().io(), check.url, std::move(headers), body.dump(), std::chrono::milliseconds(timeout_ms),
-                 [ctx, weak, endpoint, ack_id = msg.ack_id, scope = check.scope_prefix,
-                  url = check.url](Result<net::HttpResponse> r) {
+                 [ctx, weak, endpoint, ack_id = msg.ack_id, check, url = check.url](Result<net::HttpResponse> r) {
                    endpoint->authenticating = false;
                    auto s = weak.lock();
                    if (!s || !s->connected()) return;
@@ -76,7 +75,8 @@ void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
                      spdlog::warn("auth: validator {} failed: {}", url, r.error().message);
                      return auth_fail(*s, m, 401, "Authentication failed");
                    }
-                   json answer = json::parse(r->body, nullptr, false);
+                   // Validated like client JSON first: a validator may be a realm manager's server.
+                   json answer = js::validate(r->body) ? json::parse(r->body, nullptr, false) : json();
                    auto truthy = [&](const char* k) {
                      auto it = answer.find(k);
                      return it != answer.end() && it->is_string() && !it->get<std::string>().empty();
@@ -87,13 +87,13 @@ void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
                    };
                    bool ok = r->status >= 200 && r->status < 300 && answer.is_object() && truthy("realm") &&
                              truthy("role") && !is_false("valid") && !is_false("ok");
-                   if (ok && scope && !answer["realm"].get<std::string>().starts_with(*scope)) {
-                     spdlog::warn("auth: validator {} answered realm '{}' outside its scope '{}'", url,
-                                  answer["realm"].get<std::string>(), *scope);
-                     ok = false;
-                   }
                    if (!ok) return auth_fail(*s, m, 401, "Invalid authentication token");
-                   auth::Grant g{answer["realm"].get<std::string>(), answer["role"].get<std::string>(), false};
+                   auto granted = auth::external_grant(check, answer["realm"].get<std::string>(), answer["role"].get<std::string>());
+                   if (!granted) {
+                     spdlog::warn("auth: the answer of validator {} is not trusted: {}", url, granted.error().message);
+                     return auth_fail(*s, m, 401, "Invalid authentication token");
+                   }
+                   const auth::Grant& g = *granted;
                    // A grant that arrived meanwhile (another AUTHENTICATION cannot run concurrently; the gate can
                    // have granted implicitly) is replaced, as §0 row 9 allows.
                    if (endpoint->grant && !endpoint->grant->implicit) return auth_fail(*s, m, 403, "Socket is already authenticated");

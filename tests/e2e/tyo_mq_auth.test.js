@@ -95,7 +95,7 @@ test('§6.4 JWTs: per-realm manager_key, global secret; forged, expired, early, 
   const server = await startServer(t, { settings: settings({ jwt_secret: JWT_SECRET }) });
   const good = [
     [jwt({ realm: 'x', role: 'consumer', exp: NOW_S() + 60 }, JWT_SECRET), { realm: 'x', role: 'consumer' }],
-    [jwt({ realm: 'managed', role: 'weird-role' }, REALM_KEY), { realm: 'managed', role: 'weird-role' }],
+    [jwt({ realm: 'managed', role: 'consumer' }, REALM_KEY), { realm: 'managed', role: 'consumer' }],
   ];
   for (const [token, body] of good) {
     const s = await client(server, t);
@@ -115,6 +115,9 @@ test('§6.4 JWTs: per-realm manager_key, global secret; forged, expired, early, 
     'no realm': jwt({ role: 'both' }, JWT_SECRET),
     'no role': jwt({ realm: 'x' }, JWT_SECRET),
     'two parts': `${h}.${p}`,
+    // Issue 12: a role outside §6.5's five is refused rather than granted (it could pass no gate anyway).
+    'unknown role': jwt({ realm: 'managed', role: 'weird-role' }, REALM_KEY),
+    '"*" for a non-admin': jwt({ realm: '*', role: 'consumer' }, JWT_SECRET),
   };
   const same = await client(server, t);
   for (const [what, token] of Object.entries(bad)) {

@@ -121,7 +121,9 @@ TEST(CheckToken, JwtsThenStaticTokensThenExternalValidators) {
   EXPECT_EQ(own.external.secret, "s");
   auto longest = check_token(kConfig, "opaque", "ext-long-7", kNow);
   EXPECT_EQ(longest.external.url, "http://b");
-  EXPECT_EQ(longest.external.scope_prefix, "ext-long-");
+  EXPECT_EQ(longest.external.scope, ExternalCheck::Scope::prefix);
+  EXPECT_EQ(longest.external.scope_realm, "ext-long-");
+  EXPECT_EQ(own.external.scope, ExternalCheck::Scope::realm);
   EXPECT_EQ(check_token(kConfig, "opaque", "ext-1", kNow).external.url, "http://a");
   EXPECT_EQ(check_token(kConfig, "opaque", "shop", kNow).kind, Kind::refused);  // no validator applies
   auto with_global = config(R"({"enabled":true,"auth_url":"http://g"})");
@@ -153,6 +155,79 @@ TEST(Gate, ImplicitGrantsAndRoles) {
   EXPECT_TRUE(gate(kConfig, Grant{"open", "consumer", false}, std::nullopt, "PRODUCE", {"producer"}).allowed);
   EXPECT_TRUE(gate(kConfig, Grant{"shop", "both", false}, std::nullopt, "ACK", {"consumer"}).allowed);
   EXPECT_TRUE(gate(AuthConfig{}, std::nullopt, std::nullopt, "PRODUCE", {"producer"}).allowed);
+}
+
+// Issue 12 item 3: realm "*" mirrors every realm; nothing but an admin credential reaches it.
+TEST(RealmStar, OnlyAnAdminCredentialReachesIt) {
+  auto a = [](const AuthRequest& r) { return authenticate(kConfig, r, std::nullopt, kNow); };
+  for (const char* role : {"consumer", "producer", "both", "admin"}) {
+    auto o = a(req(std::nullopt, "*", role));
+    EXPECT_EQ(o.kind, Kind::refused) << role;
+    EXPECT_EQ(o.code, 403) << role;
+  }
+  auto open_star = config(R"({"enabled":true,"realms":{"default":{"required":false}}})");
+  EXPECT_EQ(authenticate(open_star, req(std::nullopt, "*"), std::nullopt, kNow).kind, Kind::refused);
+  auto g = gate(kConfig, std::nullopt, std::string("*"), "SUBSCRIBE", {"consumer"});
+  EXPECT_FALSE(g.allowed);
+  EXPECT_FALSE(g.new_grant.has_value());
+  EXPECT_FALSE(gate(open_star, std::nullopt, std::string("*"), "PRODUCE", {"producer"}).allowed);
+  // A JWT (global secret) claiming "*" as a non-admin, or an unknown role, is not trusted.
+  EXPECT_EQ(check_token(kConfig, sign_jwt(R"({"realm":"*","role":"consumer"})", "global"), std::nullopt, kNow).kind, Kind::refused);
+  EXPECT_EQ(check_token(kConfig, sign_jwt(R"({"realm":"*","role":"admin"})", "global"), std::nullopt, kNow).kind, Kind::granted);
+  EXPECT_EQ(check_token(kConfig, sign_jwt(R"({"realm":"r","role":"root"})", "global"), std::nullopt, kNow).kind, Kind::refused);
+  // A realm's key does not sign for another realm.
+  EXPECT_EQ(check_token(kConfig, sign_jwt(R"({"realm":"shop","role":"admin"})", "shop-key"), std::nullopt, kNow).grant.realm, "shop");
+  // Settings cannot declare "*" or a malformed realm, nor give "*" to a non-admin token.
+  for (const char* bad : {R"({"realms":{"*":{}}})", R"({"realms":{"":{}}})", R"({"realms":{"a\u0000b":{}}})",
+                          R"({"tokens":[{"token":"t","realm":"*","role":"consumer"}]})"})
+    EXPECT_THROW(parse_auth(json::parse(bad)), std::runtime_error) << bad;
+  EXPECT_THROW(parse_auth(json{{"realms", {{std::string(257, 'r'), json::object()}}}}), std::runtime_error);
+}
+
+TEST(RealmNames, MalformedNamesAreRefusedWhereverDeclared) {
+  EXPECT_FALSE(bad_realm_name("acme").has_value());
+  EXPECT_FALSE(bad_realm_name(std::string(256, 'r')).has_value());
+  for (std::string bad : {std::string(), std::string("*"), std::string(257, 'r'), std::string("a\nb"), std::string("a\0b", 3),
+                          std::string("\x7f")})
+    EXPECT_TRUE(bad_realm_name(bad).has_value()) << bad;
+  auto o = authenticate(kConfig, req(std::nullopt, std::string("a\0b", 3), "consumer"), std::nullopt, kNow);
+  EXPECT_EQ(o.code, 400);
+  EXPECT_FALSE(gate(kConfig, std::nullopt, std::string(300, 'x'), "SUBSCRIBE", {"consumer"}).allowed);
+}
+
+// Issue 12 item 4: a realm that requires auth refuses token-less consumers unless it opts in.
+TEST(AnonymousConsumers, RefusedWhereTheRealmRequiresAuth) {
+  auto c = config(R"({"enabled":true,"tokens":[{"token":"w","realm":"locked","role":"consumer"}],
+    "realms":{"locked":{"required":true},"opted":{"required":true,"allowAnonymousConsumers":true},
+              "keyed":{"required":true,"key":"k"}}})");
+  auto a = [&](const AuthRequest& r) { return authenticate(c, r, std::nullopt, kNow); };
+  EXPECT_EQ(a(req(std::nullopt, "locked", "consumer")).message, "Realm 'locked' requires authentication for consumers");
+  EXPECT_EQ(a(req(std::nullopt, "locked", "both")).kind, Kind::refused);
+  EXPECT_EQ(a(req(std::nullopt, "opted", "consumer")).kind, Kind::granted);
+  EXPECT_EQ(a(req(std::nullopt, "keyed", "consumer", "k")).kind, Kind::granted);
+  EXPECT_EQ(a(req(std::nullopt, "unconfigured", "consumer")).kind, Kind::granted) << "the reference's rule";
+  EXPECT_EQ(a(req("w")).grant.realm, "locked");
+  EXPECT_FALSE(gate(c, std::nullopt, std::string("locked"), "SUBSCRIBE", {"consumer"}).allowed);
+  EXPECT_TRUE(gate(c, std::nullopt, std::string("opted"), "SUBSCRIBE", {"consumer"}).allowed);
+  EXPECT_TRUE(gate(c, std::nullopt, std::string("unconfigured"), "SUBSCRIBE", {"consumer"}).allowed);
+}
+
+// Issue 12 item 9: what a validator's answer may grant.
+TEST(ExternalGrant, ScopedToTheValidatorAndTheFiveRoles) {
+  ExternalCheck own{"u", "", std::string("acme"), ExternalCheck::Scope::realm, "acme"};
+  EXPECT_TRUE(external_grant(own, "acme", "consumer").ok());
+  EXPECT_FALSE(external_grant(own, "acme-corp", "consumer").ok()) << "not a prefix match";
+  EXPECT_FALSE(external_grant(own, "acme", "superuser").ok());
+  EXPECT_FALSE(external_grant(own, "*", "admin").ok());
+  ExternalCheck prefix{"u", "", std::nullopt, ExternalCheck::Scope::prefix, "ext-"};
+  EXPECT_TRUE(external_grant(prefix, "ext-1", "both").ok());
+  EXPECT_FALSE(external_grant(prefix, "other", "both").ok());
+  EXPECT_FALSE(external_grant(prefix, "*", "admin").ok());
+  ExternalCheck global;
+  EXPECT_TRUE(external_grant(global, "anything", "producer").ok());
+  EXPECT_TRUE(external_grant(global, "*", "admin").ok());
+  EXPECT_FALSE(external_grant(global, "*", "consumer").ok());
+  EXPECT_FALSE(external_grant(global, "", "consumer").ok());
 }
 
 }  // namespace
