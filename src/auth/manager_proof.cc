@@ -44,9 +44,14 @@ bool NonceCache::used(const std::string& nonce, int64_t now_ms) {
   return it != seen_.end() && now_ms - it->second <= kNonceLifetimeMs;
 }
 
-void NonceCache::remember(const std::string& nonce, int64_t now_ms) {
+bool NonceCache::record(const std::string& nonce, int64_t now_ms) {
   std::lock_guard lock(mu_);
-  seen_[nonce] = now_ms;
+  prune(now_ms);
+  auto [it, added] = seen_.emplace(nonce, now_ms);
+  if (added) return true;
+  if (now_ms - it->second <= kNonceLifetimeMs) return false;
+  it->second = now_ms;  // an expired entry the prune has not reached yet
+  return true;
 }
 
 size_t NonceCache::size() {
@@ -73,9 +78,8 @@ Result<std::string> sign_proof(std::string_view action, double timestamp_ms, std
   return to_hex(mac);
 }
 
-Status verify_proof(std::string_view action, std::string_view body_json, std::string_view proof_json,
-                    std::string_view secret, int64_t now_ms, NonceCache& nonces) {
-  if (proof_json.empty() || proof_json.front() != '{') return missing();
+Result<Proof> read_proof(std::string_view proof_json, int64_t now_ms, NonceCache& nonces) {
+  if (proof_json.empty() || proof_json.front() != '{' || proof_json.size() > 4096) return missing();
   auto members = json::object_members(proof_json);
   if (!members) return missing();
   std::string_view timestamp, nonce_raw, signature_raw;
@@ -85,22 +89,35 @@ Status verify_proof(std::string_view action, std::string_view body_json, std::st
     else if (m.key == "signature") signature_raw = m.value;
   }
   if (!json::truthy(timestamp) || !json::truthy(nonce_raw) || !json::truthy(signature_raw)) return missing();
+  Proof p;
   auto ts = durations::js_number(timestamp);
   if (!ts || std::fabs(static_cast<double>(now_ms) - *ts) > kProofWindowMs) return invalid();
+  p.timestamp_ms = *ts;
   // String(nonce): a string as it is, a number as JavaScript writes it; nothing else signs.
-  std::string nonce;
-  if (nonce_raw.front() == '"') nonce = json::unescape(nonce_raw).value_or("");
-  else if (auto n = durations::js_number(nonce_raw)) nonce = js::number(*n);
+  if (nonce_raw.front() == '"') p.nonce = json::unescape(nonce_raw).value_or("");
+  else if (auto n = durations::js_number(nonce_raw)) p.nonce = js::number(*n);
   else return invalid();
-  if (nonces.used(nonce, now_ms)) return make_error("Manager proof nonce was already used", 401);
   if (signature_raw.front() != '"') return invalid();
   auto signature = unhex(json::unescape(signature_raw).value_or(""));
-  auto expected_hex = sign_proof(action, *ts, nonce, body_json, secret);
-  if (!signature || !expected_hex) return invalid();
-  auto expected = unhex(*expected_hex);
-  if (signature->size() != expected->size() || CRYPTO_memcmp(signature->data(), expected->data(), expected->size()) != 0)
-    return invalid();
-  nonces.remember(nonce, now_ms);
+  if (!signature || signature->size() != 32) return invalid();
+  p.signature = std::move(*signature);
+  if (nonces.used(p.nonce, now_ms)) return make_error("Manager proof nonce was already used", 401);
+  return p;
+}
+
+bool signs(const Proof& proof, std::string_view base, std::string_view secret) {
+  std::string mac = hmac_sha256(secret, base);
+  return mac.size() == proof.signature.size() && CRYPTO_memcmp(mac.data(), proof.signature.data(), mac.size()) == 0;
+}
+
+Status verify_proof(std::string_view action, std::string_view body_json, std::string_view proof_json,
+                    std::string_view secret, int64_t now_ms, NonceCache& nonces) {
+  auto proof = read_proof(proof_json, now_ms, nonces);
+  if (!proof) return proof.error();
+  if (body_json.size() > kMaxSignedBody) return invalid();
+  auto base = proof_base(action, proof->timestamp_ms, proof->nonce, body_json);
+  if (!base || !signs(*proof, *base, secret)) return invalid();
+  if (!nonces.record(proof->nonce, now_ms)) return make_error("Manager proof nonce was already used", 401);
   return Ok{};
 }
 

@@ -185,6 +185,8 @@ Result<SignedRequest> signed_request(const net::Message& msg) {
     if (m.key == "body" && m.value != "null") out.body_raw = std::string(m.value);
     if (m.key == "proof") out.proof_raw = std::string(m.value);
   }
+  if (out.body_raw.size() > auth::kMaxSignedBody)
+    return make_error("the signed body is larger than " + std::to_string(auth::kMaxSignedBody) + " bytes", 413);
   out.body = nlohmann::json::parse(out.body_raw, nullptr, false);
   if (out.body.is_discarded() || !out.body.is_object()) return make_error("body must be an object", 400);
   return out;
@@ -193,20 +195,23 @@ Result<SignedRequest> signed_request(const net::Message& msg) {
 Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::string_view action, const SignedRequest& req,
                              const std::string* realm_key) {
   const int64_t now = unix_ms();
-  std::optional<Error> first;
-  auto attempt = [&](const std::string& secret) {
-    auto s = auth::verify_proof(action, req.body_raw, req.proof_raw, secret, now, ctx.nonces);
-    if (!s && !first) first = s.error();
-    return s.ok();
+  // The cheap checks first (form, window, nonce, body size), then one canonical base for every key.
+  auto proof = auth::read_proof(req.proof_raw, now, ctx.nonces);
+  if (!proof) return proof.error();
+  if (req.body_raw.size() > auth::kMaxSignedBody)
+    return make_error("the signed body is larger than " + std::to_string(auth::kMaxSignedBody) + " bytes", 413);
+  auto base = auth::proof_base(action, proof->timestamp_ms, proof->nonce, req.body_raw);
+  if (!base) return make_error("Invalid manager proof", 401);
+  auto accepted = [&](Signer who) -> Result<Signer> {
+    if (!ctx.nonces.record(proof->nonce, now)) return make_error("Manager proof nonce was already used", 401);
+    return who;
   };
   for (const auto& t : snap.auth.tokens) {
-    if (t.realm == "*" && t.role == "admin" && !t.token.empty() && attempt(t.token)) return Signer::admin;
+    if (t.realm == "*" && t.role == "admin" && !t.token.empty() && auth::signs(*proof, *base, t.token))
+      return accepted(Signer::admin);
   }
-  if (realm_key && !realm_key->empty() && attempt(*realm_key)) return Signer::realm;
-  if (first) return *first;
-  // Nobody could have signed: say what is wrong with the proof without ever checking an empty key.
-  bool present = !req.proof_raw.empty() && req.proof_raw.front() == '{' && req.proof_raw != "{}";
-  return make_error(present ? "Invalid manager proof" : "Missing manager proof", 401);
+  if (realm_key && !realm_key->empty() && auth::signs(*proof, *base, *realm_key)) return accepted(Signer::realm);
+  return make_error("Invalid manager proof", 401);
 }
 
 std::string json_text(const nlohmann::json& payload) {

@@ -3,11 +3,12 @@
 // ephemeral realms and evicts idle names (§11.2).
 #include <spdlog/spdlog.h>
 
-#include <regex>
 
+#include "auth/auth_config.h"
 #include "auth/hmac.h"
 #include "broker/durable_queues.h"
 #include "net/sio_server.h"
+#include "surfaces/public_settings.h"
 #include "surfaces/tyo_mq_context.h"
 #include "wire/durations.h"
 #include "wire/js_json.h"
@@ -24,10 +25,28 @@ constexpr int64_t kEphemeralSweepMs = 1000;
 
 Error bad(std::string message) { return make_error(std::move(message), 400); }
 
+// "<n>[.<n>][ms|s|m|h|d]", at most 32 bytes: one pass, no backtracking (a regex recursed per digit).
+bool plain_duration(std::string_view s) {
+  if (s.empty() || s.size() > 32) return false;
+  auto digits = [&](size_t i) {
+    size_t j = i;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    return j;
+  };
+  size_t i = digits(0);
+  if (i == 0) return false;
+  if (i < s.size() && s[i] == '.') {
+    size_t j = digits(i + 1);
+    if (j == i + 1) return false;
+    i = j;
+  }
+  std::string_view unit = s.substr(i);
+  return unit.empty() || unit == "ms" || unit == "s" || unit == "m" || unit == "h" || unit == "d";
+}
+
 // A realm duration (ttl, max_ttl): seconds as a number, or "<n>[.<n>](ms|s|m|h|d)"; 0 is invalid.
 Result<int64_t> realm_duration(const json& v, const char* what) {
-  static const std::regex kPattern("^\\d+(\\.\\d+)?(ms|s|m|h|d)?$");
-  if (v.is_string() && !std::regex_match(v.get<std::string>(), kPattern))
+  if (v.is_string() && !plain_duration(v.get<std::string>()))
     return bad(std::string(what) + " must be a positive duration such as 3600 or \"12h\"");
   auto ms = v.is_number() || v.is_string() ? durations::parse_duration_ms(v.dump()) : std::nullopt;
   if (!ms) return bad(std::string(what) + " must be a positive duration such as 3600 or \"12h\"");
@@ -71,69 +90,6 @@ json& array_at(json& doc, const char* key) {
   return a;
 }
 
-// A realm's settings as replies show them: secrets only as "…_configured".
-json public_realm(const json& cfg) {
-  json out = json::object();
-  if (!cfg.is_object()) return out;
-  for (const auto& [k, v] : cfg.items()) {
-    if (k == "manager_key" || k == "managerKey") out["manager_key_configured"] = v.is_string() && !v.get<std::string>().empty();
-    else if (k == "key" || k == "preshared_key" || k == "presharedKey")
-      out["key_configured"] = v.is_string() && !v.get<std::string>().empty();
-    else if (k == "auth_secret" || k == "authSecret") out["auth_secret_configured"] = v.is_string() && !v.get<std::string>().empty();
-    else out[k] = v;
-  }
-  return out;
-}
-
-json token_view(const json& t) {
-  return {{"realm", t.value("realm", "default")},
-          {"role", t.value("role", "both")},
-          {"client_id", t.contains("client_id") ? t["client_id"] : json()},
-          {"client_name", t.contains("client_name") ? t["client_name"] : json()},
-          {"token_hash", auth::sha256_hex(t.value("token", ""))}};
-}
-
-// §8.2's public settings: tokens as hashes, secrets as flags, plus persistence and namespaces.
-json public_settings(const json& doc) {
-  json out = doc.is_object() ? doc : json::object();
-  if (out.contains("auth") && out["auth"].is_object()) {
-    json& a = out["auth"];
-    if (a.contains("tokens") && a["tokens"].is_array()) {
-      json tokens = json::array();
-      for (const auto& t : a["tokens"]) tokens.push_back(token_view(t));
-      a["tokens"] = tokens;
-    }
-    for (const char* k : {"jwt_secret", "jwtSecret", "auth_secret", "authSecret"}) {
-      if (a.contains(k)) a[k] = "<configured>";
-    }
-    if (a.contains("management_tokens") && a["management_tokens"].is_array()) {
-      json tokens = json::array();
-      for (const auto& t : a["management_tokens"]) {
-        json v = {{"realm_prefix", t.value("realm_prefix", "")}, {"token_hash", auth::sha256_hex(t.value("token", ""))}};
-        if (t.contains("ephemeral_only")) v["ephemeral_only"] = t["ephemeral_only"];
-        if (t.contains("max_ttl")) v["max_ttl"] = t["max_ttl"];
-        tokens.push_back(v);
-      }
-      a["management_tokens"] = tokens;
-    }
-    if (a.contains("external_validators") && a["external_validators"].is_array()) {
-      for (auto& v : a["external_validators"]) {
-        if (v.is_object() && v.contains("auth_secret")) {
-          v.erase("auth_secret");
-          v["auth_secret_configured"] = true;
-        }
-      }
-    }
-    if (a.contains("realms") && a["realms"].is_object()) {
-      for (auto& [name, cfg] : a["realms"].items()) cfg = public_realm(cfg);
-    }
-  }
-  out["persistence"] = {{"storage", doc.value("storage", "file")},
-                        {"storage_options", doc.contains("storage_options") ? doc["storage_options"] : json::object()}};
-  out["namespaces"] = doc.contains("namespaces") ? doc["namespaces"] : json::object();
-  return out;
-}
-
 // What a command did: the reply's extra fields, and for a realm-scoped signer the realm it concerns.
 struct Outcome {
   json extra = json::object();
@@ -147,6 +103,7 @@ Status add_realm(const json& body, json& doc, Outcome& out) {
   auto realm = text(body, {"realm"});
   if (!realm) return realm.error();
   if (!*realm || (*realm)->empty()) return bad("realm must be a non-empty string");
+  if (auto why = auth::bad_realm_name(**realm)) return bad(*why);
   json& realms = realms_of(doc);
   if (realms.contains(**realm)) return make_error("Realm '" + **realm + "' already exists", 409);
   json cfg = json::object();
@@ -292,6 +249,7 @@ Status rename_realm(const json& body, json& doc, Outcome& out) {
   for (const auto& r : {**from, **to}) {
     if (r == "*" || r == "default") return bad("the realms '*' and 'default' cannot be renamed");
   }
+  if (auto why = auth::bad_realm_name(**to)) return bad(*why);
   json& realms = realms_of(doc);
   if (!realms.contains(**from)) return make_error("Realm '" + **from + "' not found", 404);
   if (realms.contains(**to)) return make_error("Realm '" + **to + "' already exists", 409);
@@ -342,9 +300,23 @@ Status revoke_management_token(const json& body, json& doc, Outcome&) {
   return make_error("Management token not found", 404);
 }
 
-bool valid_url(const std::string& url) {
-  static const std::regex kUrl("^https?://[^/\\s@]+(/\\S*)?$");
-  return std::regex_match(url, kUrl);
+// "http(s)://host[/path]": a host without '/', '@' or white space, a path without white space, 2 KiB
+// at most. One pass over the text.
+bool valid_url(std::string_view url) {
+  if (url.size() > 2048) return false;
+  size_t at = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
+  if (at == 0) return false;
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  size_t host = at;
+  while (at < url.size() && url[at] != '/') {
+    if (url[at] == '@' || space(url[at])) return false;
+    ++at;
+  }
+  if (at == host) return false;
+  for (; at < url.size(); ++at) {
+    if (space(url[at])) return false;
+  }
+  return true;
 }
 
 Status set_external_auth(const json& body, json& doc, Outcome& out) {

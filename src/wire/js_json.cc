@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -119,13 +120,30 @@ void append_value(std::string& out, const simdjson::dom::element& value, KeyOrde
   using simdjson::dom::element_type;
   switch (value.type()) {
     case element_type::OBJECT: {
-      // JSON.parse keeps the last value of a duplicated key at the key's first position.
+      // JSON.parse keeps the last value of a duplicated key at the key's first position. Small objects
+      // look a key up by scanning; larger ones through a hash index, so that a body of many keys costs
+      // linear time, not quadratic.
       std::vector<std::pair<std::string_view, simdjson::dom::element>> fields;
+      std::unordered_map<std::string_view, size_t> index;
       simdjson::dom::object obj = value.get_object().value_unsafe();
+      constexpr size_t kScanned = 16;
       for (auto field : obj) {
-        auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == field.key; });
-        if (it != fields.end()) it->second = field.value;
-        else fields.emplace_back(field.key, field.value);
+        if (fields.size() < kScanned) {
+          auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == field.key; });
+          if (it != fields.end()) {
+            it->second = field.value;
+            continue;
+          }
+        } else {
+          if (index.empty())
+            for (size_t i = 0; i < fields.size(); ++i) index.emplace(fields[i].first, i);
+          auto [it, added] = index.emplace(field.key, fields.size());
+          if (!added) {
+            fields[it->second].second = field.value;
+            continue;
+          }
+        }
+        fields.emplace_back(field.key, field.value);
       }
       if (order == KeyOrder::sorted) {
         std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return utf16_less(a.first, b.first); });

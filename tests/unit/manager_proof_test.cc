@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -78,6 +79,44 @@ TEST(ManagerProof, RefusesWhatDoesNotVerifyWithoutRememberingTheNonce) {
   std::string p = "{\"timestamp\":\"" + std::to_string(kNow) + "\",\"nonce\":\"n2\",\"signature\":\"" + sig + "\"}";
   EXPECT_TRUE(check(p).ok());
   EXPECT_EQ(nonces.size(), 1u);
+}
+
+// Issue 12 item 5: a body of many keys canonicalises in linear time (the de-dup scanned every earlier
+// key: 100,000 keys took minutes); duplicates still keep the last value at the first position.
+TEST(CanonicalJson, ManyKeysInLinearTime) {
+  std::string body = "{";
+  for (int i = 0; i < 200000; ++i) body += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  body += "\"k5\":\"last\"}";
+  auto start = std::chrono::steady_clock::now();
+  auto c = js::canonical(body);
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(c->find("\"k5\":\"last\""), std::string::npos);
+  EXPECT_EQ(c->find("\"k5\":5"), std::string::npos);
+  EXPECT_LT(took, std::chrono::seconds(10)) << "generous: linear work is a few hundred ms even under sanitizers";
+  EXPECT_EQ(*js::canonical(R"({"b":1,"a":2,"b":3})"), R"({"a":2,"b":3})");
+  EXPECT_EQ(*js::normalize(R"({"b":1,"a":2,"b":3})"), R"({"b":3,"a":2})");
+}
+
+// The cheap checks come before canonicalising: a malformed signature, a stale timestamp or a used nonce
+// is refused whatever the body; a body over kMaxSignedBody is never canonicalised.
+TEST(ManagerProof, CheapChecksFirstAndTheSignedBodyIsCapped) {
+  NonceCache nonces;
+  auto read = read_proof(proof(kNow, "n", "ab"), kNow, nonces);
+  EXPECT_EQ(read.error().message, "Invalid manager proof") << "a signature must be 64 hex digits";
+  std::string big = "{\"x\":\"" + std::string(kMaxSignedBody, 'a') + "\"}";
+  auto sig = *sign_proof(kAction, kNow, "n3", big, "k");
+  EXPECT_EQ(verify_proof(kAction, big, proof(kNow, "n3", sig), "k", kNow, nonces).error().message, "Invalid manager proof");
+  EXPECT_EQ(nonces.size(), 0u);
+}
+
+// Check and record are one step: of two verifications of one nonce, exactly one records it.
+TEST(NonceCache, RecordIsCheckAndSetInOneStep) {
+  NonceCache nonces;
+  EXPECT_TRUE(nonces.record("n", kNow));
+  EXPECT_FALSE(nonces.record("n", kNow + 1));
+  EXPECT_TRUE(nonces.used("n", kNow + 2));
+  EXPECT_TRUE(nonces.record("n", kNow + kNonceLifetimeMs + 1)) << "usable again once forgotten";
 }
 
 // Node.js computes stableStringify (as §8.1 writes it) and the HMAC over random bodies; we must agree.
