@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -12,12 +13,17 @@
 namespace siomq::surfaces {
 namespace {
 
-using Fields = std::vector<std::pair<std::string, std::string>>;  // key, JSON text of the value
+// The reply's fields in insertion order (key, JSON text of the value), with a hash index so that setting
+// one is constant time: a spread string of 40,000 characters made 40,000 scans of the list before.
+struct Fields {
+  std::vector<std::pair<std::string, std::string>> list;
+  std::unordered_map<std::string, size_t> index;
+};
 
 void set_field(Fields& fields, std::string key, std::string value) {
-  auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == key; });
-  if (it != fields.end()) it->second = std::move(value);
-  else fields.emplace_back(std::move(key), std::move(value));
+  auto [it, added] = fields.index.emplace(key, fields.list.size());
+  if (!added) fields.list[it->second].second = std::move(value);
+  else fields.list.emplace_back(std::move(key), std::move(value));
 }
 
 // Object spread of a string copies its UTF-16 code units as "0", "1", …; a character outside the
@@ -87,17 +93,18 @@ std::string ping_reply(std::string_view args, std::string_view timestamp) {
   set_field(fields, "timestamp", std::move(ts));
 
   // Array-index keys come first, in numeric order, as in every JavaScript object.
-  std::stable_partition(fields.begin(), fields.end(), [](const auto& f) { return js::is_array_index(f.first); });
-  auto index_end = std::find_if(fields.begin(), fields.end(), [](const auto& f) { return !js::is_array_index(f.first); });
-  std::sort(fields.begin(), index_end, [](const auto& a, const auto& b) {
+  auto& list = fields.list;
+  std::stable_partition(list.begin(), list.end(), [](const auto& f) { return js::is_array_index(f.first); });
+  auto index_end = std::find_if(list.begin(), list.end(), [](const auto& f) { return !js::is_array_index(f.first); });
+  std::sort(list.begin(), index_end, [](const auto& a, const auto& b) {
     return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
   });
   std::string out = "{";
-  for (size_t i = 0; i < fields.size(); ++i) {
+  for (size_t i = 0; i < list.size(); ++i) {
     if (i) out.push_back(',');
-    sio::append_json_string(out, fields[i].first);
+    sio::append_json_string(out, list[i].first);
     out.push_back(':');
-    out += fields[i].second;
+    out += list[i].second;
   }
   out.push_back('}');
   return out;

@@ -61,6 +61,17 @@ class Reader {
   Result<size_t> next(char* p, size_t n, Event& ev, bool& have_event);
   // Hands on a whole message, after checking that a text message is UTF-8.
   Status complete(Event& ev, bool& have_event, bool binary, std::string_view payload);
+  // Keeps the `left` unparsed bytes at `p` for the next feed. When they are the tail of `joined` (the
+  // pending frame grown by this call) the buffer itself is kept: copying it out on every read made a
+  // large frame arriving in 64 KiB reads cost quadratic time (32 MiB: 5.7 s of CPU).
+  void keep_rest(std::string& joined, const char* p, size_t left) {
+    if (!joined.empty() && p >= joined.data() && p <= joined.data() + joined.size()) {
+      joined.erase(0, static_cast<size_t>(p - joined.data()));
+      pending_.swap(joined);
+    } else {
+      pending_.assign(p, left);
+    }
+  }
 
   bool expect_masked_;
   size_t max_message_;
@@ -89,9 +100,12 @@ Status Reader::feed(char* data, size_t n, F&& on_event) {
     if (*used == 0) break;
     p += *used;
     left -= *used;
-    if (have && !on_event(static_cast<const Event&>(ev))) return Ok{};
+    if (have && !on_event(static_cast<const Event&>(ev))) {
+      keep_rest(joined, p, left);
+      return Ok{};
+    }
   }
-  pending_.assign(p, left);
+  keep_rest(joined, p, left);
   if (!in_message_ && message_.capacity() > 65536) std::string().swap(message_);
   return Ok{};
 }

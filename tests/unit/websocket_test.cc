@@ -474,3 +474,33 @@ TEST(WebSocketReader, BinaryMessagesAreNotUtf8Checked) {
 
 }  // namespace
 }  // namespace siomq::ws
+
+namespace siomq::ws {
+namespace {
+
+// Issue 12 item 5: a large frame arriving in 64 KiB reads is kept, not copied out again on every read
+// (64 MiB took tens of seconds, quadratic); it arrives whole and once.
+TEST(WebSocketReader, ALargeFrameInSmallReadsCostsLinearTime) {
+  const std::string payload(64 << 20, 'x');
+  std::string wire = frame(Opcode::kBinary, payload);
+  Reader reader(true, payload.size());
+  size_t messages = 0, size = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (size_t at = 0; at < wire.size(); at += 65536) {
+    size_t n = std::min<size_t>(65536, wire.size() - at);
+    auto st = reader.feed(wire.data() + at, n, [&](const Event& ev) {
+      ++messages;
+      size = ev.payload.size();
+      return true;
+    });
+    ASSERT_TRUE(st.ok());
+  }
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(messages, 1u);
+  EXPECT_EQ(size, payload.size());
+  EXPECT_FALSE(reader.has_partial());
+  EXPECT_LT(took, std::chrono::seconds(5)) << "generous: linear work is well under a second";
+}
+
+}  // namespace
+}  // namespace siomq::ws
