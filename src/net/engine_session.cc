@@ -98,7 +98,7 @@ void EngineSession::on_post(const std::shared_ptr<HttpConnection>& conn, const H
     return;
   }
   bool binary_body = request[http::field::content_type].starts_with("application/octet-stream");
-  auto packets = eio::decode_payload(request.body(), protocol_, binary_body);
+  auto packets = eio::decode_payload(request.body(), protocol_, binary_body, options_.max_payload);
   if (!packets) {
     spdlog::info("session {} ({}): malformed polling payload: {}", sid_, remote_address_, packets.error().message);
     conn->respond(EngineServer::error_response(request, EngineError::kBadRequest));

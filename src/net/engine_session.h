@@ -29,6 +29,7 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   ~EngineSession() override;
 
   const std::string& sid() const { return sid_; }
+  const TransportOptions& options() const { return options_; }
   int protocol() const { return protocol_; }
   Worker& worker() { return worker_; }
   const std::string& remote_address() const { return remote_address_; }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "net/connection_count.h"
 #include "net/transport_options.h"
 
 namespace siomq::net {
@@ -64,6 +65,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void dispatch(HttpRequest& request);
   void close();
 
+  ConnectionCount counted_;
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "net/connection_count.h"
 #include "net/worker_pool.h"
 
 namespace siomq::net {
@@ -46,9 +47,21 @@ void Listener::accept() {
         if (!wec) accept();
       });
       return;
+    } else if (ConnectionCount::now() + handing_over_.load(std::memory_order_relaxed) >= options_.max_connections) {
+      // At the cap: closed at once, before any buffer is allocated for it. Logged once a second at most.
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_refusal_log_ > std::chrono::seconds(1)) {
+        last_refusal_log_ = now;
+        spdlog::warn("accept: {} connections open (transport.max_connections); refusing new ones", ConnectionCount::now());
+      }
+      boost::system::error_code ignored;
+      socket.close(ignored);
     } else {
+      // Counted from here: the connection object that holds the count is made on the worker, later.
+      handing_over_.fetch_add(1, std::memory_order_relaxed);
       asio::post(worker.io(), [this, &worker, socket = std::move(socket)]() mutable {
         std::make_shared<HttpConnection>(std::move(socket), worker, pool_, routes_, options_)->start();
+        handing_over_.fetch_sub(1, std::memory_order_relaxed);
       });
     }
     accept();

@@ -78,7 +78,8 @@ void SioServer::emit_to_room(const std::string& nsp, const std::string& room, st
   }
 }
 
-SioClient::SioClient(SioServer& server, EngineSession& session) : server_(server), session_(session) {}
+SioClient::SioClient(SioServer& server, EngineSession& session)
+    : server_(server), session_(session), decoder_(session.options().max_payload) {}
 
 SioClient::~SioClient() = default;
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "net/connection_count.h"
 #include "net/out_frame.h"
 #include "wire/websocket.h"
 
@@ -50,6 +51,7 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   void finish();
   void send_control(ws::Opcode op, std::string payload);
 
+  ConnectionCount counted_;
   boost::asio::ip::tcp::socket socket_;
   ws::Reader reader_;
   bool prefix_binary_;

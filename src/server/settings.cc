@@ -26,7 +26,7 @@ constexpr std::array kKnownKeys = {
 constexpr std::array kTransportKeys = {"path",           "ping_interval",        "ping_timeout",
                                        "upgrade_timeout", "connect_timeout",      "http_request_timeout",
                                        "max_payload",     "max_outbound_bytes",   "max_http_header",
-                                       "allow_eio3"};
+                                       "allow_eio3",     "max_connections"};
 
 template <size_t N>
 bool known(const std::array<const char*, N>& keys, const std::string& k) {
@@ -134,6 +134,7 @@ Settings settings_from_json(const json& doc) {
     o.max_payload = read_size(t, "max_payload", o.max_payload);
     o.max_outbound_bytes = read_size(t, "max_outbound_bytes", o.max_outbound_bytes);
     o.max_http_header = read_size(t, "max_http_header", o.max_http_header);
+    o.max_connections = read_size(t, "max_connections", o.max_connections);
     if (t.contains("allow_eio3")) {
       if (!t.at("allow_eio3").is_boolean()) throw std::runtime_error("transport.allow_eio3 must be a boolean");
       o.allow_eio3 = t.at("allow_eio3").get<bool>();

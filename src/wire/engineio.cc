@@ -34,20 +34,21 @@ Result<Packet> decode_base64_packet(std::string_view text) {
 }
 
 // Appends a decoded packet to `out`, or passes its error on.
-Status push(std::vector<Packet>& out, Result<Packet> p) {
+Status push(std::vector<Packet>& out, Result<Packet> p, size_t max_packets) {
   if (!p) return p.error();
+  if (out.size() >= max_packets) return make_error("payload holds too many packets for the maximum payload");
   out.push_back(std::move(*p));
   return Ok{};
 }
 
-Result<std::vector<Packet>> decode_payload_v4(std::string_view body) {
+Result<std::vector<Packet>> decode_payload_v4(std::string_view body, size_t max_packets) {
   std::vector<Packet> out;
   size_t start = 0;
   while (true) {
     size_t end = body.find(kRecordSeparator, start);
     std::string_view part = body.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     bool binary = !part.empty() && part[0] == 'b';
-    auto st = push(out, binary ? decode_base64_packet(part.substr(1)) : decode_text(part));
+    auto st = push(out, binary ? decode_base64_packet(part.substr(1)) : decode_text(part), max_packets);
     if (!st) return st.error();
     if (end == std::string_view::npos) break;
     start = end + 1;
@@ -55,7 +56,7 @@ Result<std::vector<Packet>> decode_payload_v4(std::string_view body) {
   return out;
 }
 
-Result<std::vector<Packet>> decode_payload_v3_text(std::string_view body) {
+Result<std::vector<Packet>> decode_payload_v3_text(std::string_view body, size_t max_packets) {
   std::vector<Packet> out;
   if (body.empty()) return make_error("empty payload");
   size_t i = 0;
@@ -73,7 +74,7 @@ Result<std::vector<Packet>> decode_payload_v3_text(std::string_view body) {
     std::string_view part = rest.substr(0, bytes);
     bool binary = part[0] == 'b';
     if (binary && (part.size() < 2 || part[1] != '4')) return make_error("bad binary packet");
-    auto st = push(out, binary ? decode_base64_packet(part.substr(2)) : decode_text(part));
+    auto st = push(out, binary ? decode_base64_packet(part.substr(2)) : decode_text(part), max_packets);
     if (!st) return st.error();
     i = colon + 1 + bytes;
   }
@@ -81,7 +82,7 @@ Result<std::vector<Packet>> decode_payload_v3_text(std::string_view body) {
 }
 
 // v3 binary framing: <0 text|1 binary><length as digit bytes 0-9><0xff><packet>.
-Result<std::vector<Packet>> decode_payload_v3_binary(std::string_view body) {
+Result<std::vector<Packet>> decode_payload_v3_binary(std::string_view body, size_t max_packets) {
   std::vector<Packet> out;
   if (body.empty()) return make_error("empty payload");
   size_t i = 0;
@@ -101,7 +102,7 @@ Result<std::vector<Packet>> decode_payload_v3_binary(std::string_view body) {
     if (len == 0 || len > body.size() - i) return make_error("payload length mismatch");
     std::string_view part = body.substr(i, len);
     i += len;
-    auto st = push(out, kind == 0 ? decode_text(part) : decode_binary(part, 3));
+    auto st = push(out, kind == 0 ? decode_text(part) : decode_binary(part, 3), max_packets);
     if (!st) return st.error();
   }
   return out;
@@ -132,9 +133,12 @@ Result<Packet> decode_binary(std::string_view bytes, int protocol) {
   return Packet{PacketType::kMessage, true, std::string(bytes)};
 }
 
-Result<std::vector<Packet>> decode_payload(std::string_view body, int protocol, bool binary_body) {
-  if (protocol == 4) return decode_payload_v4(body);
-  return binary_body ? decode_payload_v3_binary(body) : decode_payload_v3_text(body);
+Result<std::vector<Packet>> decode_payload(std::string_view body, int protocol, bool binary_body, size_t max_cost) {
+  if (body.size() > max_cost) return make_error("payload larger than the maximum payload");
+  // Counted while decoding, so a body over budget is refused before it has been turned into packets.
+  size_t max_packets = (max_cost - body.size()) / kPayloadPacketOverhead;
+  if (protocol == 4) return decode_payload_v4(body, max_packets);
+  return binary_body ? decode_payload_v3_binary(body, max_packets) : decode_payload_v3_text(body, max_packets);
 }
 
 std::string encode_payload(std::span<const Frame> frames, int protocol) {

@@ -37,9 +37,15 @@ Result<Packet> decode_text(std::string_view text);
 // Decodes a binary WebSocket frame; protocol 3 frames carry a leading type byte.
 Result<Packet> decode_binary(std::string_view bytes, int protocol);
 
+// What each packet of a polling body is charged beyond its bytes: what a decoded Packet costs.
+inline constexpr size_t kPayloadPacketOverhead = 64;
+
 // Decodes a polling POST body. `binary_body` is true when the request's content type is
-// application/octet-stream (the v3 binary payload framing).
-Result<std::vector<Packet>> decode_payload(std::string_view body, int protocol, bool binary_body);
+// application/octet-stream (the v3 binary payload framing). The body's bytes plus
+// kPayloadPacketOverhead per packet must stay within `max_cost`, so a body of thousands of two-byte
+// no-op packets cannot decode into many times its size.
+Result<std::vector<Packet>> decode_payload(std::string_view body, int protocol, bool binary_body,
+                                           size_t max_cost = SIZE_MAX);
 
 // Encodes frames as one polling response body (always the text framing; binary as base64).
 std::string encode_payload(std::span<const Frame> frames, int protocol);

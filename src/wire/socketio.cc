@@ -155,6 +155,10 @@ Result<std::optional<Packet>> Decoder::feed_text(std::string_view text) {
   auto p = decode_text(text);
   if (!p) return p.error();
   if (p->attachment_count > 0) {
+    // The declared attachments are charged their overhead at once: a count the budget cannot hold is
+    // refused before any of them is kept.
+    pending_bytes_ = text.size() + p->attachment_count * kAttachmentOverhead;
+    if (pending_bytes_ > max_bytes_) return make_error("packet larger than the maximum payload");
     pending_ = std::move(*p);
     return std::optional<Packet>{};
   }
@@ -165,6 +169,11 @@ Result<std::optional<Packet>> Decoder::feed_text(std::string_view text) {
 
 Result<std::optional<Packet>> Decoder::feed_binary(std::string bytes) {
   if (!pending_) return make_error("unexpected binary attachment");
+  pending_bytes_ += bytes.size();
+  if (pending_bytes_ > max_bytes_) {
+    pending_.reset();
+    return make_error("packet larger than the maximum payload");
+  }
   pending_->attachments.push_back(std::move(bytes));
   if (pending_->attachments.size() < pending_->attachment_count) return std::optional<Packet>{};
   Packet p = std::move(*pending_);

@@ -28,6 +28,8 @@ enum class PacketType : uint8_t {
 
 // Most attachments one packet may declare; more is treated as malformed input.
 inline constexpr size_t kMaxAttachments = 10000;
+// What one attachment is charged beyond its bytes in a Decoder's budget (its string and vector slot).
+inline constexpr size_t kAttachmentOverhead = 64;
 
 struct Packet {
   PacketType type = PacketType::kEvent;
@@ -51,9 +53,13 @@ Status validate(const Packet& packet);
 // The event name of a valid EVENT/BINARY_EVENT packet.
 std::string event_name(const Packet& packet);
 
-// Reassembles packets from a stream of Engine.IO messages (one per connection).
+// Reassembles packets from a stream of Engine.IO messages (one per connection). A packet, its text and
+// every attachment together (each attachment charged kAttachmentOverhead besides its bytes), must fit in
+// `max_packet_bytes`: a client cannot hold more than that in a half-received packet by declaring many
+// attachments of max_payload each.
 class Decoder {
  public:
+  explicit Decoder(size_t max_packet_bytes = SIZE_MAX) : max_bytes_(max_packet_bytes) {}
   // Returns a complete, validated packet, nullopt while attachments are still expected, or an error.
   Result<std::optional<Packet>> feed_text(std::string_view text);
   Result<std::optional<Packet>> feed_binary(std::string bytes);
@@ -61,6 +67,8 @@ class Decoder {
 
  private:
   std::optional<Packet> pending_;
+  size_t max_bytes_;
+  size_t pending_bytes_ = 0;
 };
 
 // Appends the text part of a packet to `out` (the caller may have written the Engine.IO type digit first).

@@ -42,7 +42,7 @@ test('handshake: open packet with the default heartbeat and maxPayload', async (
   assert.deepEqual(open.upgrades, ['websocket']);
   assert.equal(open.pingInterval, 5000);
   assert.equal(open.pingTimeout, 10000);
-  assert.equal(open.maxPayload, 52428800);
+  assert.equal(open.maxPayload, 1048576);
   assert.equal(res.headers.get('access-control-allow-origin'), '*');
   // Two handshakes, two sessions.
   const { open: other } = await handshake(server);

@@ -16,7 +16,7 @@ test('raw websocket: open packet, CONNECT, PING with and without ack id', async 
   assert.deepEqual(open.upgrades, [], 'no upgrade from websocket');
   assert.equal(open.pingInterval, 5000);
   assert.equal(open.pingTimeout, 10000);
-  assert.equal(open.maxPayload, 52428800);
+  assert.equal(open.maxPayload, 1048576);
 
   raw.send('40');
   const connected = await raw.next();

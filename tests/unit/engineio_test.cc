@@ -348,5 +348,17 @@ TEST(EngineIoEncodePayload, SingleFrameHasNoSeparator) {
   EXPECT_EQ(encode_payload(one, 3), "5:3pong");
 }
 
+// Issue 12 item 6: a body of many tiny packets is charged per packet, and refused while decoding.
+TEST(EngineIoPayloadV4, ManyTinyPacketsAreChargedAgainstTheBudget) {
+  std::string body = "6";
+  for (int i = 0; i < 9999; ++i) body += "\x1e" "6";
+  EXPECT_TRUE(decode_payload(body, 4, false).ok()) << "no budget given";
+  auto refused = decode_payload(body, 4, false, 100000);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("too many packets"), std::string::npos);
+  EXPECT_TRUE(decode_payload(body, 4, false, body.size() + 10000 * kPayloadPacketOverhead).ok());
+  EXPECT_FALSE(decode_payload(body, 4, false, body.size() - 1).ok());
+}
+
 }  // namespace
 }  // namespace siomq::eio

@@ -15,7 +15,7 @@ TEST(Settings, DefaultsMatchTheReferenceLauncher) {
   EXPECT_EQ(s.transport.path, "/socket.io/");
   EXPECT_EQ(s.transport.ping_interval.count(), 5000);
   EXPECT_EQ(s.transport.ping_timeout.count(), 10000);
-  EXPECT_EQ(s.transport.max_payload, 52428800u);
+  EXPECT_EQ(s.transport.max_payload, 1048576u);
   EXPECT_TRUE(s.transport.allow_eio3);
   EXPECT_FALSE(s.diagnostics);
 }

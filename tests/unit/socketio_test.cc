@@ -535,5 +535,22 @@ TEST(SocketIoJsonString, OutputIsAValidEventName) {
   EXPECT_EQ(event_name(p), all);
 }
 
+// Issue 12 item 6: a packet and all its attachments fit in the decoder's budget (max_payload); a count
+// of attachments the budget cannot hold is refused before any arrives.
+TEST(SocketIoDecoder, APacketWithItsAttachmentsFitsTheBudget) {
+  Decoder d(10000);
+  ASSERT_TRUE(d.feed_text(R"(51-["e",{"_placeholder":true,"num":0}])").ok());
+  ASSERT_TRUE(d.feed_binary(std::string(5000, 'a')).ok());
+  Decoder small(10000);
+  ASSERT_TRUE(small.feed_text(R"(52-["e",{"_placeholder":true,"num":0},{"_placeholder":true,"num":1}])").ok());
+  ASSERT_TRUE(small.feed_binary(std::string(6000, 'a')).ok());
+  auto over = small.feed_binary(std::string(6000, 'b'));
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().message.find("maximum payload"), std::string::npos);
+  EXPECT_FALSE(small.awaiting_attachments()) << "the half packet is dropped";
+  Decoder many(10000);
+  EXPECT_FALSE(many.feed_text(R"(5200-["e"])").ok()) << "200 attachments cost more than the budget before any arrives";
+}
+
 }  // namespace
 }  // namespace siomq::sio
