@@ -9,6 +9,7 @@
 #include "net/engine_session.h"
 #include "net/http_request.h"
 #include "net/worker_pool.h"
+#include "wire/log_text.h"
 
 namespace siomq::net {
 namespace {
@@ -170,8 +171,8 @@ bool SioClient::handle(sio::Packet&& packet) {
   Socket* socket = find(packet.nsp);
   if (!socket) {
     // Anything but CONNECT for a namespace this client has not joined is a protocol violation.
-    spdlog::info("session {} ({}): packet for unjoined namespace {}", session_.sid(), session_.remote_address(),
-                 packet.nsp);
+    spdlog::info("session {} ({}): packet for unjoined namespace {}", session_.sid(), log_text(session_.remote_address()),
+                 log_text(packet.nsp));
     return false;
   }
   switch (packet.type) {
@@ -189,7 +190,7 @@ bool SioClient::handle(sio::Packet&& packet) {
         (*handler)(*socket, msg);
       } catch (const std::exception& e) {
         // A handler bug must not take the connection or the server down; it is logged loudly instead.
-        spdlog::error("handler for {} on {} threw: {}", packet.event, packet.nsp, e.what());
+        spdlog::error("handler for {} on {} threw: {}", log_text(packet.event), log_text(packet.nsp), e.what());
       }
       return true;
     }

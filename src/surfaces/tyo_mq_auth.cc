@@ -11,6 +11,7 @@
 #include "surfaces/tyo_mq_context.h"
 #include "surfaces/tyo_mq_requests.h"
 #include "wire/js_json.h"
+#include "wire/log_text.h"
 
 namespace siomq::surfaces {
 namespace {
@@ -72,7 +73,7 @@ void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
                    if (!s || !s->connected()) return;
                    net::Message m{"AUTHENTICATION", "", {}, ack_id};
                    if (!r) {
-                     spdlog::warn("auth: validator {} failed: {}", url, r.error().message);
+                     spdlog::warn("auth: validator {} failed: {}", log_text(url), log_text(r.error().message));
                      return auth_fail(*s, m, 401, "Authentication failed");
                    }
                    // Validated like client JSON first: a validator may be a realm manager's server.
@@ -90,7 +91,7 @@ void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
                    if (!ok) return auth_fail(*s, m, 401, "Invalid authentication token");
                    auto granted = auth::external_grant(check, answer["realm"].get<std::string>(), answer["role"].get<std::string>());
                    if (!granted) {
-                     spdlog::warn("auth: the answer of validator {} is not trusted: {}", url, granted.error().message);
+                     spdlog::warn("auth: the answer of validator {} is not trusted: {}", log_text(url), log_text(granted.error().message));
                      return auth_fail(*s, m, 401, "Invalid authentication token");
                    }
                    const auth::Grant& g = *granted;
@@ -167,8 +168,8 @@ void on_authorization_request(const std::shared_ptr<Context>& ctx, net::Socket& 
   auto max_pending = snap.limits.enabled ? static_cast<size_t>(snap.limits.values.max_pending_authorization_requests) : 0;
   auto filed = ctx->enrolment.submit(std::move(r), max_pending, unix_ms());
   if (!filed) return fail(filed.error().code, filed.error().message);
-  spdlog::info("auth: authorization request {} for realm '{}' from client '{}'", filed->request_id, filed->realm,
-               filed->client_id);
+  spdlog::info("auth: authorization request {} for realm '{}' from client '{}'", filed->request_id, log_text(filed->realm),
+               log_text(filed->client_id));
   json payload = {{"ok", true}, {"request_id", filed->request_id}, {"status", "pending"}};
   socket.emit("AUTHORIZATION_REQUEST_OK", payload.dump());
   if (msg.ack_id) socket.ack(*msg.ack_id, "[" + payload.dump() + "]");

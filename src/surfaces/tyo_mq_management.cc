@@ -12,6 +12,7 @@
 #include "surfaces/tyo_mq_context.h"
 #include "wire/durations.h"
 #include "wire/js_json.h"
+#include "wire/log_text.h"
 
 namespace siomq::surfaces {
 namespace {
@@ -538,7 +539,7 @@ void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
   if (!signer) return proof_failed(signer.error());
   const bool realm_signed = *signer == Signer::realm;
   auto endpoint = endpoint_of(socket);
-  spdlog::info("management: {} from {} ({})", command.empty() ? "(none)" : command, socket.id(),
+  spdlog::info("management: {} from {} ({})", command.empty() ? "(none)" : log_text(command), socket.id(),
                realm_signed ? "realm manager" : "admin");
 
   // Asynchronous commands: answered from the durable queues' thread.

@@ -19,6 +19,7 @@
 #include "wire/js_json.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
+#include "wire/log_text.h"
 
 namespace siomq::surfaces {
 namespace {
@@ -326,6 +327,20 @@ bool within_cap(net::Socket& socket, SocketEndpoint& endpoint, std::set<std::pai
   return true;
 }
 
+// A consumer name belongs to the connection bound to it (issue 12): another connection may change the
+// name's subscriptions and queues only while the name is offline, when it is an anonymous name (shared by
+// definition), or with an admin or manager grant.
+bool may_act_as(const broker::Realm& rm, const SocketEndpoint& me, const std::string& consumer) {
+  if (consumer == "ANONYMOUS" || consumer.starts_with("ANONYMOUS-")) return true;
+  if (me.grant && (me.grant->role == "admin" || me.grant->role == "manager")) return true;
+  auto holder = rm.consumer_endpoint(consumer);
+  return !holder || holder.get() == &me;
+}
+
+void refuse_foreign_name(net::Socket& socket, const net::Message& msg, const std::string& consumer) {
+  reply_error(socket, msg, Error{-3, "Consumer name '" + consumer + "' is bound to another connection"});
+}
+
 void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   const auth::Snapshot& snap = ctx.settings.current();
   auto endpoint = endpoint_of(socket);
@@ -348,7 +363,12 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   const std::string realm = endpoint->realm();
   const auth::LimitValues& limits = snap.limits.for_realm(realm);
   std::string key = broker::subscription_key(spec.producer, spec.event);
+  bool foreign = false;
   auto notices = ctx.broker.with_realm(realm, [&](broker::Realm& rm) -> std::optional<std::vector<broker::Notice>> {
+    if (!may_act_as(rm, *endpoint, spec.consumer)) {
+      foreign = true;
+      return std::nullopt;
+    }
     if (!within_cap(socket, *endpoint, endpoint->subscriptions, {realm, key + '\0' + spec.consumer},
                     limits.max_subscriptions_per_socket, limits.max_subscriptions_per_realm,
                     [&] { return rm.subscription_count(); },
@@ -363,6 +383,7 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
     ctx.queues.replay({realm, out.first, spec.consumer_id, spec.consumer, spec.policy}, endpoint);
     return std::move(out.second);
   });
+  if (foreign) return refuse_foreign_name(socket, msg, spec.consumer);
   if (!notices) return;
   endpoint->realms.insert(realm);
   send_notices(*notices);
@@ -398,12 +419,18 @@ void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) 
   }
   if (key.empty()) return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: payload must be a key or {event, producer, consumer}"});
   const std::string realm = endpoint->realm();
+  bool foreign = false;
   auto removed = ctx.broker.with_realm(realm, [&](broker::Realm& rm) {
     if (consumer.empty()) return rm.unsubscribe_all_of(key, endpoint);
     std::vector<broker::SubscribeSpec> out;
+    if (!may_act_as(rm, *endpoint, consumer)) {
+      foreign = true;
+      return out;
+    }
     if (auto spec = rm.unsubscribe(key, consumer)) out.push_back(std::move(*spec));
     return out;
   });
+  if (foreign) return refuse_foreign_name(socket, msg, consumer);
   for (auto& spec : removed) {
     endpoint->subscriptions.erase({realm, key + '\0' + spec.consumer});
     // A durable subscription takes its queue with it (§0 row 4).
@@ -459,11 +486,15 @@ void on_connect(Context& ctx, net::Socket& socket) {
   auto endpoint = endpoint_of(socket);
   std::string ip = socket.remote_address();
   if (snap.limits.trust_proxy && !socket.forwarded_for().empty()) {
-    std::string_view first = socket.forwarded_for();
-    first = first.substr(0, first.find(','));
-    while (!first.empty() && first.front() == ' ') first.remove_prefix(1);
-    while (!first.empty() && first.back() == ' ') first.remove_suffix(1);
-    if (!first.empty()) ip = std::string(first);
+    // The last hop is the one the trusted proxy appended (the address it saw); every hop before it is
+    // whatever the client wrote, so counting by the first would let a client pick its own address.
+    std::string_view last = socket.forwarded_for();
+    if (size_t comma = last.rfind(','); comma != std::string_view::npos) last.remove_prefix(comma + 1);
+    while (!last.empty() && last.front() == ' ') last.remove_prefix(1);
+    while (!last.empty() && last.back() == ' ') last.remove_suffix(1);
+    bool address = !last.empty() && last.size() <= 45 &&
+                   last.find_first_not_of("0123456789abcdefABCDEF.:") == std::string_view::npos;
+    if (address) ip = std::string(last);
   }
   endpoint->ip = ip;
   if (!snap.auth.enabled) endpoint->grant = auth::Grant{"default", "both", true};
@@ -547,7 +578,7 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
     std::string storage;
     auto object = request(socket, msg, storage);
     if (!object) return;
-    spdlog::info("HELLO from {} ({}): {}", socket.id(), socket.remote_address(), *object);
+    spdlog::info("HELLO from {} ({}): {}", socket.id(), log_text(socket.remote_address()), log_text(*object));
   };
   ns.handlers["DEBUG"] = [open_gate](net::Socket& socket, const net::Message& msg) {
     if (!open_gate(socket, msg, "DEBUG")) return;

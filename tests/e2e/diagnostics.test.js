@@ -70,9 +70,12 @@ async function echoChecks(socket) {
   assert.deepEqual(f, fake);
 }
 
+// These tests are about the transport carrying large packets, not about the 1 MiB default max_payload.
+const LARGE = { transport: { max_payload: 64 * 1024 * 1024 } };
+
 for (const transports of [['websocket'], ['polling'], ['polling', 'websocket']]) {
   test(`echo acks with binary attachments over ${transports.join('+')}`, async (t) => {
-    const server = await startServer(t, { diagnostics: true });
+    const server = await startServer(t, { diagnostics: true, settings: LARGE });
     const socket = await connectV4(`${server.url}/diagnostics`, { transports });
     t.after(() => socket.close());
     if (transports.length === 2) {
@@ -194,7 +197,7 @@ test('join and leave are idempotent; leaving a room not joined is harmless', asy
 });
 
 test('large binary payloads (8 MiB) over websocket and polling', { timeout: 60000 }, async (t) => {
-  const server = await startServer(t, { diagnostics: true });
+  const server = await startServer(t, { diagnostics: true, settings: LARGE });
   const big = bytes(8 * 1024 * 1024, 77);
   for (const transports of [['websocket'], ['polling']]) {
     const socket = await connectV4(`${server.url}/diagnostics`, { transports });

@@ -123,3 +123,32 @@ test('a realm\'s own validator grants exactly its realm; a prefix validator its 
   assert.deepEqual(await authenticate(await client(server, t), { token: 'fine', realm: 'ext-9' }),
     { event: 'AUTH_OK', body: { realm: 'ext-1', role: 'both' } });
 });
+
+test('a consumer name belongs to its connection: another socket cannot UNSUBSCRIBE it or rebind its SUBSCRIBE', async (t) => {
+  const server = await startServer(t, { args: ['--storage', 'file'] });
+  const worker = await client(server, t);
+  const got = [];
+  worker.on('CONSUME-p-e', (m) => got.push(m.message));
+  worker.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'worker', consumer_id: 'worker', durable: true });
+  await worker.timeout(5000 * TIME_SCALE).emitWithAck('PING', {});
+  const attacker = await client(server, t);
+  const errors = [];
+  attacker.on('ERROR', (e) => errors.push(e));
+  const un = await attacker.timeout(5000 * TIME_SCALE).emitWithAck('UNSUBSCRIBE', { event: 'e', producer: 'p', consumer: 'worker' });
+  assert.deepEqual(un, { ok: false, code: 400, message: "Consumer name 'worker' is bound to another connection" });
+  const sub = await attacker.timeout(5000 * TIME_SCALE).emitWithAck('SUBSCRIBE',
+    { event: 'e', producer: 'p', consumer: 'worker', consumer_id: 'stolen', durable: true, ack: true });
+  assert.equal(sub.ok, false);
+  await delay(50);
+  assert.ok(errors.every((e) => e.code === -3), JSON.stringify(errors));
+  const p = await client(server, t);
+  p.emit('PRODUCE', { event: 'e', from: 'p', message: 'still mine' });
+  await delay(200 * TIME_SCALE);
+  assert.deepEqual(got, ['still mine'], 'the subscription and its queue are intact and unchanged');
+  // Its own socket may.
+  worker.emit('UNSUBSCRIBE', { event: 'e', producer: 'p', consumer: 'worker' });
+  await worker.timeout(5000 * TIME_SCALE).emitWithAck('PING', {});
+  p.emit('PRODUCE', { event: 'e', from: 'p', message: 'after' });
+  await delay(200 * TIME_SCALE);
+  assert.deepEqual(got, ['still mine'], 'unsubscribed by its own socket');
+});

@@ -85,10 +85,12 @@ test('max_connections_per_ip: the extra connection hears RATE_LIMITED and is clo
   await third.closed;
 
   const proxied = await startServer(t, { settings: { trust_proxy: true, limits: { max_connections_per_ip: 1 } } });
-  const xff = (ip) => ({ extraHeaders: { 'X-Forwarded-For': `${ip}, 10.0.0.1` } });
+  // The proxy appends the address it saw; what comes before is the client's to write (issue 12: the
+  // last hop counts, so a client cannot dodge the limit by writing a new first hop each time).
+  const xff = (ip, written = '10.0.0.1') => ({ extraHeaders: { 'X-Forwarded-For': `${written}, ${ip}` } });
   const a = await client(proxied, t, xff('192.0.2.1'));
   const b = await client(proxied, t, xff('192.0.2.2'));
-  await refusedClient(proxied, t, xff('192.0.2.1')).closed;
+  await refusedClient(proxied, t, xff('192.0.2.1', '203.0.113.77')).closed;
   for (const s of [a, b]) assert.equal(typeof (await emitAck(s, 'PING', {}))[0], 'string');
   // Without trust_proxy the header is ignored: everyone is 127.0.0.1.
   const direct = await startServer(t, { settings: { limits: { max_connections_per_ip: 1 } } });
