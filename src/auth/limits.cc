@@ -30,13 +30,15 @@ void read_values(const json& block, const std::string& where, LimitValues& v) {
   read("max_subscriptions_per_realm", v.max_subscriptions_per_realm);
   read("max_pending_authorization_requests", v.max_pending_authorization_requests);
   read("realms_per_hour_per_ip", v.realms_per_hour_per_ip);
+  read("credential_attempts_per_second", v.credential_attempts_per_second);
+  read("credential_attempt_burst", v.credential_attempt_burst);
 }
 
 }  // namespace
 
 const LimitValues& Limits::for_realm(std::string_view realm) const {
-  static const LimitValues none;
-  if (!enabled) return none;
+  static const LimitValues defaults;
+  if (!enabled) return defaults;
   auto it = realms.find(std::string(realm));
   return it == realms.end() ? values : it->second;
 }

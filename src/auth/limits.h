@@ -11,7 +11,10 @@
 
 namespace siomq::auth {
 
-// One set of limits; 0 means unlimited (a missing, zero or negative value in the file).
+// One set of limits; 0 means unlimited (a zero or negative value in the file). The caps on names,
+// subscriptions and credential attempts have safe defaults that apply without any `limits` block (issue
+// 12); rates and per-address connection limits are off unless configured, so a busy single client is
+// never slowed by default.
 struct LimitValues {
   double messages_per_second = 0;
   double message_burst = 0;  // 0: 3 × messages_per_second
@@ -19,21 +22,25 @@ struct LimitValues {
   double bytes_burst = 0;  // 0: 2 × bytes_per_second
   double max_connections_per_ip = 0;
   double connections_per_minute_per_ip = 0;
-  double max_registrations_per_socket = 0;
-  double max_registrations_per_realm = 0;
-  double max_subscriptions_per_socket = 0;
-  double max_subscriptions_per_realm = 0;
-  double max_pending_authorization_requests = 0;
+  double max_registrations_per_socket = 100;
+  double max_registrations_per_realm = 100000;
+  double max_subscriptions_per_socket = 1000;
+  double max_subscriptions_per_realm = 100000;
+  double max_pending_authorization_requests = 1000;
   double realms_per_hour_per_ip = 0;
+  // AUTHENTICATION, AUTHORIZATION_* and AUTH_MANAGEMENT_COMMAND per socket: what a key, token or proof
+  // guesser gets. A client authenticates once; an operator's script may send a burst of commands.
+  double credential_attempts_per_second = 10;
+  double credential_attempt_burst = 100;
 };
 
 struct Limits {
   bool enabled = false;      // only with a `limits` block whose `enabled` is not false
-  bool trust_proxy = false;  // the client's IP is the first hop of X-Forwarded-For
+  bool trust_proxy = false;  // the client's IP is the last hop of X-Forwarded-For
   LimitValues values;
   std::map<std::string, LimitValues> realms;  // the block's values overridden per realm
 
-  // What applies in `realm`; every value 0 while limits are off.
+  // What applies in `realm`: the block's values, or the defaults while limits are off.
   const LimitValues& for_realm(std::string_view realm) const;
 };
 

@@ -163,6 +163,16 @@ void auth_fail(net::Socket& socket, const net::Message& msg, int code, std::stri
   if (msg.ack_id) socket.ack(*msg.ack_id, "[" + error_reply(code, message) + "]");
 }
 
+bool within_credential_rate(Context& ctx, net::Socket& socket, const net::Message& msg) {
+  auto endpoint = endpoint_of(socket);
+  const auth::LimitValues& l = ctx.settings.current().limits.for_realm(endpoint->realm());
+  int64_t wait = endpoint->credentials.take(1, l.credential_attempts_per_second, l.credential_attempt_burst, steady_ms());
+  if (!wait) return true;
+  rate_limited(socket, *endpoint, "credential_attempts_per_second", wait);
+  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + error_reply(429, "rate limited: credential_attempts_per_second") + "]");
+  return false;
+}
+
 void rate_limited(net::Socket& socket, SocketEndpoint& endpoint, std::string_view reason, int64_t retry_after_s) {
   int64_t now = steady_ms();
   if (endpoint.rate_limited_at_ms && now - endpoint.rate_limited_at_ms < 1000) return;

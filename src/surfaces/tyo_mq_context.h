@@ -61,7 +61,7 @@ class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_t
   // Every realm this socket registered or subscribed in: a disconnect takes it offline in each.
   std::set<std::string> realms;
   // Limits (§11.1): the rate buckets, the names and subscriptions this socket made, the last RATE_LIMITED.
-  auth::TokenBucket messages, bytes;
+  auth::TokenBucket messages, bytes, credentials;
   std::set<std::pair<std::string, std::string>> registrations;  // (realm, name)
   std::set<std::pair<std::string, std::string>> subscriptions;  // (realm, key + consumer)
   int64_t rate_limited_at_ms = 0;
@@ -155,6 +155,9 @@ void set_grant(Context& ctx, SocketEndpoint& endpoint, auth::Grant grant);
 
 // §11.1: RATE_LIMITED {code:429, reason, retry_after} at most once a second per socket.
 void rate_limited(net::Socket& socket, SocketEndpoint& endpoint, std::string_view reason, int64_t retry_after_s);
+// Paces an event that carries a credential (a token, a key, a proof) by the socket's credential bucket;
+// on refusal RATE_LIMITED and {ok:false, code:429} to the ack callback.
+bool within_credential_rate(Context& ctx, net::Socket& socket, const net::Message& msg);
 
 // The {body, proof} payload of §7's and §8's signed events: body parsed (an object; {} when absent)
 // and as sent, for the proof. An error (400) when the payload is not an object or body is not one.

@@ -586,6 +586,19 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
   };
   register_auth_handlers(ctx, ns);
   register_management_handlers(ctx, ns);
+  // Issue 12: events that carry a credential are paced per socket (key, token and proof guessing), and
+  // the small control events count against the messages bucket wherever limits set one, like PRODUCE.
+  for (const char* event : {"AUTHENTICATION", "AUTHORIZATION_REQUEST", "AUTHORIZATION_NEXT", "AUTHORIZATION_DECIDE",
+                            "AUTH_MANAGEMENT_COMMAND"}) {
+    ns.handlers[event] = [ctx, inner = std::move(ns.handlers[event])](net::Socket& s, const net::Message& m) {
+      if (within_credential_rate(*ctx, s, m)) inner(s, m);
+    };
+  }
+  for (const char* event : {"PING", "HELLO", "ACK", "UNSUBSCRIBE", "QUIT", "DEBUG"}) {
+    ns.handlers[event] = [ctx, inner = std::move(ns.handlers[event])](net::Socket& s, const net::Message& m) {
+      if (within_rate(ctx->settings.current(), s, *endpoint_of(s), m, m.json.size())) inner(s, m);
+    };
+  }
   ns.on_disconnect = [ctx](net::Socket& socket, std::string_view) {
     auto endpoint = socket.state<SocketEndpoint>();
     if (!endpoint) return;

@@ -79,3 +79,22 @@ test('transport.max_connections caps the connections of the whole server', async
   const s = await connect(t, server);
   assert.equal((await ping(s, {})).pong, 'PONG', 'room again once they closed');
 });
+
+test('without a limits block a socket holds at most 1,000 subscriptions, and credential guesses are paced', async (t) => {
+  const server = await startServer(t, { settings: { auth: { enabled: true, realms: { default: { required: false } } } } });
+  const s = await connect(t, server);
+  const limited = [];
+  s.on('RATE_LIMITED', (m) => limited.push(m));
+  for (let i = 0; i < 1005; i++) s.emit('SUBSCRIBE', { event: `e${i}`, producer: 'p', consumer: 'c' });
+  await ping(s, {});
+  assert.ok(limited.some((m) => m.reason === 'max_subscriptions_per_socket'), JSON.stringify(limited));
+  const guesser = await connect(t, server);
+  const answers = [];
+  for (let i = 0; i < 130; i++) {
+    answers.push(guesser.timeout(10000 * TIME_SCALE).emitWithAck('AUTHENTICATION', { token: `guess-${i}` }));
+  }
+  const replies = await Promise.all(answers);
+  const paced = replies.filter((r) => r.code === 429).length;
+  assert.ok(paced >= 20, `${paced} of 130 guesses were paced`);
+  assert.ok(replies.filter((r) => r.code === 401).length >= 100, 'a burst of 100 is answered');
+});

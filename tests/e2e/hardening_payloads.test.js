@@ -171,8 +171,10 @@ test('PRODUCE_CHUNK budgets count entries, not only bytes: transfers per socket,
 
 test('enrolment holds a bounded number of requests by default: 100 pending per realm, superseded ones dropped', async (t) => {
   const server = await startServer(t, { settings: { auth: { enrolment: true } } });
-  const s = await connect(t, server);
-  const request = (client, realm = 'r') => ask(s, 'AUTHORIZATION_REQUEST',
+  // Several sockets: one socket's credential-bearing events are paced (100 in a burst).
+  const sockets = await Promise.all([0, 1, 2].map(() => connect(t, server)));
+  let sent = 0;
+  const request = (client, realm = 'r') => ask(sockets[Math.floor(sent++ / 50)], 'AUTHORIZATION_REQUEST',
     { realm, client_id: client, client_name: 'n', client_token: `tok-${client}`, challenge_response: 'x'.repeat(3000) });
   for (let i = 0; i < 100; i++) assert.equal((await request(`c${i}`)).ok, true);
   const over = await request('c100');

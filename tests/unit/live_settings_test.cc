@@ -53,6 +53,14 @@ TEST(Limits, ParsedWithOverridesAndOffWithoutABlock) {
   EXPECT_EQ(l.for_realm("r").messages_per_second, 50);
   auto off = parse_limits(json::parse(R"({"limits":{"enabled":false,"messages_per_second":5}})"));
   EXPECT_EQ(off.for_realm("x").messages_per_second, 0);
+  // Issue 12: the caps have safe defaults without a block; rates stay off; 0 in a block lifts a cap.
+  const LimitValues& d = parse_limits(json::object()).for_realm("x");
+  EXPECT_EQ(d.max_subscriptions_per_socket, 1000);
+  EXPECT_EQ(d.max_registrations_per_socket, 100);
+  EXPECT_EQ(d.credential_attempts_per_second, 10);
+  EXPECT_EQ(d.messages_per_second, 0);
+  EXPECT_EQ(parse_limits(json::parse(R"({"limits":{"max_subscriptions_per_socket":0}})")).for_realm("x").max_subscriptions_per_socket, 0);
+  EXPECT_EQ(l.for_realm("x").max_subscriptions_per_socket, 1000) << "a block without the key keeps the default";
   EXPECT_THROW(parse_limits(json::parse(R"({"limits":{"messages_per_second":"5"}})")), std::runtime_error);
   EXPECT_THROW(parse_limits(json::parse(R"({"limits":{"realms":{"r":1}}})")), std::runtime_error);
 }
