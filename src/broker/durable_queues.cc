@@ -68,6 +68,11 @@ int64_t retry_delay_ms(const DeliveryPolicy& policy, int attempt) {
   return std::min(d, std::max(kCap, policy.retry_delay_ms));
 }
 
+// Copies of one ACK-mode queue out at once (in flight or waiting for a retry): the prefetch window. A
+// backlog is sent as ACKs free room, never all at once, so a replay of any size neither overflows the
+// connection's outbound bound (which cuts the consumer) nor holds the store's rows twice in frames.
+constexpr size_t kPrefetchWindow = 256;
+
 struct DurableQueues::State {
   struct Queue;
   enum class Phase { stored, in_flight, backoff };
@@ -86,8 +91,32 @@ struct DurableQueues::State {
     DeliveryPolicy policy;
     std::map<uint64_t, Entry> entries;  // by seq: the delivery order
     size_t uncommitted = 0;             // entries whose write is in progress
+    size_t flying = 0;                  // entries in flight or in backoff: at most kPrefetchWindow
+    size_t acking = 0;                  // entries whose ACK's deletion is being written
     std::string id;                     // its key in `queues`
   };
+
+  static bool occupies(const Entry& e) { return e.phase == Phase::in_flight || e.phase == Phase::backoff; }
+
+  // An entry leaves the window (back to stored, or forgotten).
+  void land(Entry& e) {
+    if (occupies(e)) --e.queue->flying;
+    e.phase = Phase::stored;
+  }
+
+  // Sends stored copies of an ACK-mode queue while its window has room, oldest first. Nothing to do
+  // (the usual case of a consumer that keeps up) costs nothing; otherwise, unless `eager`, it refills
+  // only once half the window is free, so the scan over the window's head is O(1) per ACK on average.
+  void pump(Queue& q, bool eager = false) {
+    if (!q.policy.ack || q.entries.size() <= q.flying + q.acking + q.uncommitted) return;
+    if (!eager && q.flying > kPrefetchWindow / 2) return;
+    EndpointPtr to = endpoint_of(q);
+    if (!to) return;
+    for (auto& [seq, e] : q.entries) {
+      if (q.flying >= kPrefetchWindow) break;
+      if (e.committed && !e.acking && e.phase == Phase::stored) deliver(e, to, 1);
+    }
+  }
 
   State(Broker& b, store::Writer& w, DeliverySink& s, QueueOptions o)
       : broker(b), writer(w), sink(s), options(o), timer(io), expiry_timer(io) {
@@ -189,6 +218,8 @@ struct DurableQueues::State {
 
   // Forgets an entry (the caller writes the matching store change).
   void remove(Entry& e) {
+    land(e);
+    if (e.acking) --e.queue->acking;
     unlink_socket(e);
     cancel_due(e);
     if (e.row.expires_ms) expiries.erase({e.row.expires_ms, &e});
@@ -285,6 +316,7 @@ struct DurableQueues::State {
       by_socket[e.socket].insert(&e);
     }
     if (attempt > 1) ++counters.redelivered;
+    if (!occupies(e)) ++e.queue->flying;
     e.phase = Phase::in_flight;
     e.attempt = attempt;
     schedule(e, q.policy.ack_timeout_ms);
@@ -316,7 +348,7 @@ struct DurableQueues::State {
     if (to) {
       deliver(e, to, e.attempt + 1);
     } else {
-      e.phase = Phase::stored;
+      land(e);
       unlink_socket(e);
     }
   }
@@ -329,8 +361,10 @@ struct DurableQueues::State {
     dead_by_id[d.row.id] = d.row.seq;
     dead.emplace(d.row.seq, std::move(d));
     ++counters.dead_lettered;
+    Queue& q = *e.queue;
     remove(e);
     submit(std::move(ops));
+    pump(q);
   }
 
   // Purges rows whose time has passed: every second, and before a replay.
@@ -402,7 +436,7 @@ struct DurableQueues::State {
   // written; false: store it instead.
   bool deliver_live(const StoredMessage& message, const QueueCopy& copy) {
     auto it = queues.find(queue_id(copy.realm, copy.key, copy.consumer_id));
-    if (it != queues.end() && it->second.uncommitted) return false;
+    if (it != queues.end() && (it->second.uncommitted || !it->second.entries.empty())) return false;
     EndpointPtr to = broker.with_realm(copy.realm, [&](Realm& r) { return r.consumer_endpoint(copy.consumer); });
     if (!to) return false;
     sink.deliver(to, copy.key, message.payload, message.attachments);
@@ -412,6 +446,7 @@ struct DurableQueues::State {
   void committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done) {
     size_t stored = 0;
     std::vector<store::Op> ops;
+    std::vector<Queue*> touched;  // ACK-mode queues with newly committed copies, pumped once each
     for (const auto& id : ids) {
       auto it = by_id.find(id);
       if (it == by_id.end()) {
@@ -427,11 +462,15 @@ struct DurableQueues::State {
       --e.queue->uncommitted;
       ++stored;
       if (e.phase != Phase::stored || e.acking) continue;
+      if (e.queue->policy.ack) {
+        if (touched.empty() || touched.back() != e.queue) touched.push_back(e.queue);
+        continue;
+      }
       EndpointPtr to = endpoint_of(*e.queue);
       if (!to) continue;
-      if (e.queue->policy.ack) deliver(e, to, 1);
-      else deliver_and_delete(e, to, ops);
+      deliver_and_delete(e, to, ops);
     }
+    for (Queue* q : touched) pump(*q, true);
     submit(std::move(ops));
     if (done) done(status ? stored : 0, status);
   }
@@ -449,8 +488,13 @@ struct DurableQueues::State {
       if (e.committed && !e.acking) rows.push_back(&e);
     }
     for (Entry* e : rows) {
-      if (q.policy.ack) deliver(*e, to, 1);
-      else deliver_and_delete(*e, to, ops);
+      if (!q.policy.ack) {
+        deliver_and_delete(*e, to, ops);
+      } else if (occupies(*e) || q.flying < kPrefetchWindow) {
+        deliver(*e, to, 1);  // copies in flight go again to the new subscription; the rest within the window
+      } else {
+        break;  // the rest go out as ACKs free the window
+      }
     }
     submit(std::move(ops));
   }
@@ -469,13 +513,19 @@ struct DurableQueues::State {
     // The copy is forgotten only once its deletion is written; until then it is neither redelivered
     // nor expired, and a failed write leaves it stored, waiting for the next replay.
     e.acking = true;
-    e.phase = Phase::stored;
+    ++e.queue->acking;
+    land(e);
     cancel_due(e);
     unlink_socket(e);
+    // The window has room again: the next copies go out now, not after the deletion is written.
+    pump(*e.queue);
     submit({delete_row(e.row.seq)}, [this, id, reply](const Status& status) {
       auto it = by_id.find(id);
       if (!status) {
-        if (it != by_id.end()) it->second->acking = false;
+        if (it != by_id.end()) {
+          it->second->acking = false;
+          --it->second->queue->acking;
+        }
         return reply(500, status.error().message);
       }
       ++counters.acked;
@@ -488,7 +538,7 @@ struct DurableQueues::State {
     auto it = by_socket.find(socket);
     if (it == by_socket.end()) return;
     for (Entry* e : it->second) {
-      e->phase = Phase::stored;
+      land(*e);
       cancel_due(*e);
       e->socket.clear();
     }
