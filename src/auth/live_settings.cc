@@ -83,7 +83,11 @@ Status write_file_atomically(const std::string& path, const std::string& text) {
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmp = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // A fresh file of our own: a stale one (a crash) is removed first, and O_EXCL|O_NOFOLLOW refuse a
+  // file or symlink someone put in its place meanwhile, so the settings (secrets) are never written
+  // through a link or into a file another user can read.
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return make_error("cannot write " + tmp + ": " + std::strerror(errno), 500);
   size_t done = 0;
   while (done < text.size()) {
@@ -236,11 +240,18 @@ std::string LiveSettings::bootstrap_admin_token() {
     token = random_hex(32);
     auto existing = read_text(env_file).value_or("");
     std::string line = (existing.empty() || existing.back() == '\n' ? "" : "\n") + config.admin_token_env + "=" + token + "\n";
-    std::ofstream out(env_file, std::ios::app);
-    out << line;
-    out.close();
-    if (!out) throw std::runtime_error("cannot append the generated admin token to " + env_file);
-    ::chmod(env_file.c_str(), 0600);
+    // Created 0600, never through a symlink; an existing file is made 0600 before the secret goes in.
+    int fd = ::open(env_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && ::fchmod(fd, 0600) == 0;
+    for (size_t done = 0; ok && done < line.size();) {
+      ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0;
+      if (ok) done += static_cast<size_t>(n);
+    }
+    ok = ok && ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!ok) throw std::runtime_error("cannot append the generated admin token to " + env_file);
     source = "a new random token appended to " + env_file + " as " + config.admin_token_env;
   }
   bootstrap_tokens_.push_back(TokenEntry{token, "*", "admin", "", ""});

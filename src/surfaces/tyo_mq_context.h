@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -198,6 +199,8 @@ struct Disposal {
   size_t removed_tokens = 0;
   size_t disconnected_sockets = 0;
 };
-Result<Disposal> dispose_realm(Context& ctx, const std::string& realm);
+// `stored` is called (on the queues' thread) once the deletion of its stored rows is written.
+Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
+                               std::function<void(const Status&, const Disposal&)> stored = {});
 
 }  // namespace siomq::surfaces

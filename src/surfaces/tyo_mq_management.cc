@@ -590,12 +590,19 @@ void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
     if (!realm) return reply(failure(realm.error()));
     if (!*realm || (*realm)->empty()) return reply(failure(bad("realm must be a non-empty string")));
     if (**realm == "*" || **realm == "default") return reply(failure(bad("the realms '*' and 'default' cannot be removed")));
-    auto disposed = dispose_realm(*ctx, **realm);
+    // Answered once the deletion of its stored rows is written: "removed" is never said before it is so.
+    auto disposed = dispose_realm(*ctx, **realm, [ctx, endpoint, ack_id = msg.ack_id](const Status& st, const Disposal& d) {
+      if (!st)
+        return async_result(endpoint, ack_id,
+                            failure(make_error("the realm's stored messages could not be deleted: " + st.error().message, 500)));
+      async_result(endpoint, ack_id,
+                   {{"ok", true},
+                    {"settings", public_settings(ctx->settings.document())},
+                    {"removed_tokens", d.removed_tokens},
+                    {"disconnected_sockets", d.disconnected_sockets}});
+    });
     if (!disposed) return reply(failure(disposed.error()));
-    return reply({{"ok", true},
-                  {"settings", public_settings(ctx->settings.document())},
-                  {"removed_tokens", disposed->removed_tokens},
-                  {"disconnected_sockets", disposed->disconnected_sockets}});
+    return;
   }
 
   Outcome out;
@@ -650,7 +657,8 @@ void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
 
 }  // namespace
 
-Result<Disposal> dispose_realm(Context& ctx, const std::string& realm) {
+Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
+                               std::function<void(const Status&, const Disposal&)> stored) {
   Disposal d;
   bool known = false;
   auto s = ctx.settings.update([&](json& doc) -> Status {
@@ -685,10 +693,11 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm) {
   }
   d.disconnected_sockets = closed.size();
   ctx.enrolment.remove_realm(realm);
-  ctx.queues.purge_realm(realm, [realm](const Status& st) {
-    if (!st) spdlog::error("removing realm '{}': its stored messages could not be deleted: {}", realm, st.error().message);
+  ctx.queues.purge_realm(realm, [realm, d, stored = std::move(stored)](const Status& st) {
+    if (!st) spdlog::error("removing realm '{}': its stored messages could not be deleted: {}", log_text(realm), st.error().message);
+    if (stored) stored(st, d);
   });
-  spdlog::info("realm '{}' removed: {} tokens, {} sockets disconnected", realm, d.removed_tokens, d.disconnected_sockets);
+  spdlog::info("realm '{}' removed: {} tokens, {} sockets disconnected", log_text(realm), d.removed_tokens, d.disconnected_sockets);
   return d;
 }
 

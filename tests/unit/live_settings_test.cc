@@ -1,6 +1,8 @@
 #include "auth/live_settings.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -137,6 +139,30 @@ TEST(LiveSettings, ReloadKeepsTheLastGoodSettingsAndNoticesChanges) {
     return Ok{};
   }).ok());
   EXPECT_TRUE(memory.current().auth.enabled);
+}
+
+// Issue 12 item 16: the generated admin token goes into a 0600 file, never through a symlink; the
+// settings file's temporary copy is 0600 too and never follows a link planted in its place.
+TEST(LiveSettings, SecretsAreWrittenOnlyToPrivateFilesOfOurOwn) {
+  TempDir dir;
+  ::unsetenv("SIOMQ_TEST_ADMIN");
+  std::string target = dir.file("elsewhere"), link = dir.file("linked.env");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  json doc = {{"auth", {{"enabled", true}, {"env_file", link}, {"admin_token_env", "SIOMQ_TEST_ADMIN"}}}};
+  LiveSettings through_link(doc, "");
+  EXPECT_THROW(through_link.bootstrap_admin_token(), std::runtime_error);
+  struct stat st {};
+  EXPECT_NE(::stat(target.c_str(), &st), 0) << "nothing was written through the link";
+  std::string env = dir.file("plain.env");
+  doc["auth"]["env_file"] = env;
+  LiveSettings plain(doc, "");
+  plain.bootstrap_admin_token();
+  ASSERT_EQ(::stat(env.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::string settings = dir.file("settings.json");
+  ASSERT_TRUE(write_file_atomically(settings, "{}").ok());
+  ASSERT_EQ(::stat(settings.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST(LiveSettings, AdminTokenBootstrap) {
