@@ -22,10 +22,14 @@ constexpr size_t kCopyLimit = 4096;
 constexpr size_t kMaxLarge = 30;
 // ... and stops adding frames once this much is packed.
 constexpr size_t kPackLimit = 64 * 1024;  // (what a connection holds beyond its queue while writing)
+// A close waits this long for what is queued (and the close frame) to be written; a peer that does not
+// read by then is reset, so a stalled peer cannot hold its queued frames forever.
+constexpr auto kCloseDeadline = std::chrono::seconds(5);
 }  // namespace
 
 WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message, bool prefix_binary)
-    : socket_(std::move(socket)), reader_(true, max_message), prefix_binary_(prefix_binary) {
+    : socket_(std::move(socket)), reader_(true, max_message), prefix_binary_(prefix_binary),
+      close_timer_(socket_.get_executor()) {
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);
   socket_.set_option(tcp::no_delay(true), ec);
@@ -110,6 +114,17 @@ void WebSocketConnection::send(OutFrame frame) {
 
 void WebSocketConnection::send_control(ws::Opcode op, std::string payload) {
   if (closing_ || closed_) return;
+  // A pong not written yet is replaced rather than joined by another (RFC 6455 5.5.3 allows answering
+  // the latest ping only): a peer that pings without reading cannot grow the queue with pongs.
+  if (op == ws::Opcode::kPong) {
+    for (auto& item : queue_) {
+      if (item.opcode != ws::Opcode::kPong) continue;
+      queued_bytes_ += payload.size() - item.bytes->size();
+      item.bytes = std::make_shared<const std::string>(std::move(payload));
+      return;
+    }
+  }
+  queued_bytes_ += payload.size();
   queue_.push_back({std::make_shared<const std::string>(std::move(payload)), op});
   schedule_flush();
 }
@@ -117,9 +132,16 @@ void WebSocketConnection::send_control(ws::Opcode op, std::string payload) {
 void WebSocketConnection::close(uint16_t code) {
   if (closing_ || closed_) return;
   std::string payload{static_cast<char>(code >> 8), static_cast<char>(code & 0xff)};
+  queued_bytes_ += payload.size();
   queue_.push_back({std::make_shared<const std::string>(std::move(payload)), ws::Opcode::kClose});
   closing_ = true;
   schedule_flush();
+  close_timer_.expires_after(kCloseDeadline);
+  close_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->closed_) return;
+    spdlog::info("websocket: the peer read nothing for {} s after the close; connection reset", kCloseDeadline.count());
+    self->finish();
+  });
 }
 
 void WebSocketConnection::schedule_flush() {
@@ -207,7 +229,7 @@ void WebSocketConnection::write_done() {
   writing_ = false;
   bool sent_close = false;
   for (const auto& item : inflight_) {
-    if (item.opcode == ws::Opcode::kText || item.opcode == ws::Opcode::kBinary) queued_bytes_ -= item.bytes->size();
+    queued_bytes_ -= item.bytes->size();  // every frame counts, control frames too
     if (item.opcode == ws::Opcode::kClose) sent_close = true;
   }
   inflight_.clear();
@@ -226,6 +248,7 @@ void WebSocketConnection::finish() {
   closed_ = true;
   closing_ = true;
   boost::system::error_code ec;
+  close_timer_.cancel();
   socket_.close(ec);
   queue_.clear();
   queued_bytes_ = 0;

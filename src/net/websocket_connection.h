@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -68,6 +69,7 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   bool writing_ = false;
   bool closing_ = false;  // close frame queued; nothing more is sent
   bool closed_ = false;   // socket shut
+  boost::asio::steady_timer close_timer_;  // the close's deadline
 };
 
 }  // namespace siomq::net

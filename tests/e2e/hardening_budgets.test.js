@@ -98,3 +98,15 @@ test('without a limits block a socket holds at most 1,000 subscriptions, and cre
   assert.ok(paced >= 20, `${paced} of 130 guesses were paced`);
   assert.ok(replies.filter((r) => r.code === 401).length >= 100, 'a burst of 100 is answered');
 });
+
+test('a peer that stops reading is reset 5 s after its close, not kept with its queued frames', async (t) => {
+  const { handmadeWebSocket, clientFrame } = require('./lib/clients');
+  // A bound well above what the kernel's socket buffers absorb, so the close frame stays queued.
+  const server = await startServer(t, { diagnostics: true, settings: { transport: { max_outbound_bytes: 32 * 1048576 } } });
+  const sock = await handmadeWebSocket(server.port);  // paused: never reads
+  t.after(() => sock.destroy());
+  sock.write(clientFrame('40/diagnostics,'));
+  sock.write(clientFrame('42/diagnostics,["flood",5000,10000]'));
+  await server.waitForLog('slow consumer', 10000 * TIME_SCALE);
+  await server.waitForLog('connection reset', 15000 * TIME_SCALE);
+});
