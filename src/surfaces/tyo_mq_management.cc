@@ -254,8 +254,11 @@ Status rename_realm(const json& body, json& doc, Outcome& out) {
   json& realms = realms_of(doc);
   if (!realms.contains(**from)) return make_error("Realm '" + **from + "' not found", 404);
   if (realms.contains(**to)) return make_error("Realm '" + **to + "' already exists", 409);
+  // The old name keeps its settings (keys, required), marked renamed_to, until an admin removes it:
+  // what is stored under it (rows, durable subscriptions) stays there, and an unconfigured name would
+  // admit anonymous consumers to those queues. remove_realm of the old name deletes them.
   realms[**to] = realms[**from];
-  realms.erase(**from);
+  realms[**from]["renamed_to"] = **to;
   for (auto& t : array_at(doc, "tokens")) {
     if (t.is_object() && t.value("realm", "default") == **from) t["realm"] = **to;
   }

@@ -93,3 +93,19 @@ test('get masks secrets under every alias the settings accept (camelCase too) an
   assert.equal(r.settings.auth.management_tokens[0].realm_prefix, 'tenant-');
   assert.equal(r.settings.persistence.storage_options.url, 'redis://user:<configured>@127.0.0.1:1');
 });
+
+test('rename_realm keeps the old name locked with its keys: its stored queues do not become an open realm', async (t) => {
+  const server = await startServer(t, { settings: settings({ realms: { default: { required: false }, acme: { key: 'acme-psk' } } }) });
+  const w = await client(server, t);
+  assert.equal((await authenticate(w, { realm: 'acme', role: 'consumer', key: 'acme-psk' })).event, 'AUTH_OK');
+  w.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'worker', consumer_id: 'worker', durable: true });
+  await w.timeout(5000).emitWithAck('PING', {});
+  w.close();
+  const a = await admin(server, t);
+  const r = await manage(a, { command: 'rename_realm', from: 'acme', to: 'acme-2' }, ADMIN);
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.equal(r.settings.auth.realms.acme.renamed_to, 'acme-2');
+  const anon = await client(server, t);
+  assert.deepEqual(await authenticate(anon, { realm: 'acme', role: 'consumer' }),
+    { event: 'AUTH_FAIL', body: { code: 401, message: "Realm 'acme' requires a valid pre-shared key" } });
+});

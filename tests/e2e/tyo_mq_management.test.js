@@ -187,12 +187,13 @@ test('realm commands: add, auth, acceptance, manager key, key, e2ee, lifetime, r
   const [sealed] = await emitAck(c2, 'PRODUCE', { event: 'e', from: 'p', message: 'Y2lwaGVy', enc: { v: 1 } });
   assert.equal(sealed.ok, true);
 
-  // rename_realm moves the settings and the tokens.
+  // rename_realm copies the settings and moves the tokens; the old name stays locked with its keys
+  // (issue 12: what is stored under it must not become an open realm), marked renamed_to.
   assert.equal((await m({ command: 'rename_realm', from: 'ghost', to: 'x' })).code, 404);
   assert.equal((await m({ command: 'rename_realm', from: 'r1', to: 'shop' })).code, 409);
   assert.equal((await m({ command: 'rename_realm', from: 'default', to: 'y' })).code, 400);
   r = await m({ command: 'rename_realm', from: 'r1', to: 'r1-renamed' });
-  assert.equal(r.settings.auth.realms.r1, undefined);
+  assert.deepEqual(r.settings.auth.realms.r1, { manager_key_configured: true, key_configured: true, renamed_to: 'r1-renamed' });
   assert.deepEqual(r.settings.auth.realms['r1-renamed'], { manager_key_configured: true, key_configured: true });
   const moved = await connectV4(server.url, { transports: ['websocket'] });
   t.after(() => moved.close());
