@@ -43,7 +43,7 @@ struct QueueOptions {
 
 // A produced message, shared by the copies stored for it.
 struct StoredMessage {
-  std::string payload;  // the delivery object {event, message, from, …}
+  store::SharedText payload;  // the delivery object {event, message, from, …}, shared by the stored copies
   std::vector<std::string> attachments;
   std::string producer;
   std::optional<int64_t> ttl_ms;  // nullopt: never expires

@@ -460,12 +460,12 @@ json scoped_reply(const json& doc, const Outcome& out) {
 }
 
 json dead_entry(const store::DeadRow& d) {
-  json message = json::parse(d.row.payload, nullptr, false);
+  json message = json::parse(d.row.payload.str(), nullptr, false);
   return {{"id", d.row.id},
           {"realm", d.row.realm},
           {"event", d.row.event},
           {"consumer", d.row.consumer},
-          {"message", message.is_discarded() ? json(d.row.payload) : message},
+          {"message", message.is_discarded() ? json(d.row.payload.str()) : message},
           {"producer", d.row.producer},
           {"created_at", js::iso_date(d.row.created_ms)},
           {"expires_at", d.row.expires_ms ? json(d.row.expires_ms) : json()},
