@@ -376,12 +376,15 @@ struct DurableQueues::State {
     for (auto it = expiries.begin(); it != expiries.end() && it->first <= now; ++it) {
       if (it->second->committed && !it->second->acking) due.push_back(it->second);
     }
+    std::vector<Queue*> freed;  // ACK-mode queues whose window an expired copy left
     for (Entry* e : due) {
       ops.push_back(delete_row(e->row.seq));
       ++counters.expired;
+      if (occupies(*e)) freed.push_back(e->queue);
       remove(*e);
     }
     submit(std::move(ops));
+    for (Queue* q : freed) pump(*q, true);
   }
 
   void schedule_expiry_sweep() {
