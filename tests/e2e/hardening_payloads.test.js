@@ -182,3 +182,18 @@ test('enrolment holds a bounded number of requests by default: 100 pending per r
   assert.equal((await request('c0')).ok, true, 'a client re-filing supersedes its own request and fits');
   assert.equal((await request('c0', 'other')).ok, true, 'another realm is not crowded out');
 });
+
+test('client text in log lines is capped and escaped: a HELLO cannot forge or flood log lines', async (t) => {
+  const server = await startServer(t);
+  const s = await connect(t, server);
+  // A valid JSON string payload whose whitespace holds a newline and a fake log line's start.
+  s.emit('HELLO', '{"a":1,\n"2026-01-01T00:00:00.000 error FORGED":1}');
+  s.emit('HELLO', JSON.stringify({ big: 'y'.repeat(100000) }));
+  await alive(s);
+  await server.waitForLog('HELLO from', 5000);
+  const logs = server.logs();
+  assert.doesNotMatch(logs, /\n"2026-01-01T00:00:00.000 error FORGED/, 'no forged line');
+  assert.match(logs, /\\x0a"2026-01-01/, 'the newline is escaped');
+  const longest = Math.max(...logs.split('\n').map((l) => l.length));
+  assert.ok(longest < 1000, `the longest log line has ${longest} bytes`);
+});
