@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <ranges>
+#include <unordered_set>
 #include <utility>
 
 #include "wire/json_spans.h"
@@ -149,10 +151,9 @@ std::string subscription_key(std::string_view producer, std::string_view event) 
 
 Realm::Realm() = default;
 
-size_t Realm::subscription_count() const {
-  size_t n = 0;
-  for (const auto& [key, subs] : subscriptions_) n += subs.size();
-  return n;
+Realm::Subscription* Realm::KeySubscriptions::find(const std::string& consumer) {
+  auto it = by_consumer.find(consumer);
+  return it == by_consumer.end() ? nullptr : &in_order.at(it->second);
 }
 
 bool Realm::online(const std::string& consumer) const {
@@ -193,7 +194,7 @@ std::vector<Notice> Realm::register_producer(const std::string& name, const std:
   // Every consumer subscribed to this producer hears of it, with the keys it subscribed under.
   std::map<std::string, std::vector<std::string>> keys_by_consumer;
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : subs) {
+    for (const auto& s : std::views::values(subs.in_order)) {
       if (s.producers.count(name)) keys_by_consumer[s.consumer].push_back(key);
     }
   }
@@ -258,14 +259,16 @@ std::pair<std::string, std::vector<Notice>> Realm::subscribe(const SubscribeSpec
 Realm::Subscription& Realm::upsert(const std::string& key, const SubscribeSpec& spec) {
   consumers_[spec.consumer].subscribe_tos.insert(spec.producer);
   auto& subs = subscriptions_[key];
-  auto it = std::find_if(subs.begin(), subs.end(), [&](const Subscription& s) { return s.consumer == spec.consumer; });
-  if (it == subs.end()) {
-    subs.push_back(Subscription{});
-    it = subs.end() - 1;
-    it->index_id = next_index_id_++;
-    it->consumer = spec.consumer;
+  Subscription* found = subs.find(spec.consumer);
+  if (!found) {
+    uint64_t id = next_index_id_++;
+    found = &subs.in_order[id];
+    found->index_id = id;
+    found->consumer = spec.consumer;
+    subs.by_consumer.emplace(spec.consumer, id);
+    ++subscription_count_;
   }
-  Subscription& s = *it;
+  Subscription& s = *found;
   if (s.spec.topic) topics_.erase(s.pattern, s.index_id);
   s.producers.insert(spec.producer);
   s.spec = spec;
@@ -290,15 +293,17 @@ std::optional<SubscribeSpec> Realm::unsubscribe(const std::string& key, const st
   auto it = subscriptions_.find(key);
   if (it == subscriptions_.end()) return std::nullopt;
   auto& subs = it->second;
-  auto s = std::find_if(subs.begin(), subs.end(), [&](const Subscription& x) { return x.consumer == consumer; });
-  if (s == subs.end()) return std::nullopt;
+  Subscription* s = subs.find(consumer);
+  if (!s) return std::nullopt;
   if (s->spec.topic) {
     topics_.erase(s->pattern, s->index_id);
     topic_subs_.erase(s->index_id);
   }
   SubscribeSpec spec = std::move(s->spec);
-  subs.erase(s);
-  if (subs.empty()) subscriptions_.erase(it);
+  subs.by_consumer.erase(consumer);
+  subs.in_order.erase(s->index_id);
+  --subscription_count_;
+  if (subs.in_order.empty()) subscriptions_.erase(it);
   return spec;
 }
 
@@ -307,7 +312,7 @@ std::vector<SubscribeSpec> Realm::unsubscribe_all_of(const std::string& key, con
   auto it = subscriptions_.find(key);
   if (it == subscriptions_.end()) return out;
   std::vector<std::string> mine;
-  for (const auto& s : it->second) {
+  for (const auto& s : std::views::values(it->second.in_order)) {
     auto c = consumers_.find(s.consumer);
     if (c != consumers_.end() && c->second.endpoint == endpoint) mine.push_back(s.consumer);
   }
@@ -349,7 +354,7 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
     if ((k == 1 && keys[1] == keys[0]) || (k == 2 && (keys[2] == keys[0] || keys[2] == keys[1]))) continue;
     auto it = subscriptions_.find(keys[k]);
     if (it == subscriptions_.end()) continue;
-    for (const auto& s : it->second) {
+    for (const auto& s : std::views::values(it->second.in_order)) {
       // The reference checks the consumer-level producer set, case-sensitively (§4.2).
       auto c = consumers_.find(s.consumer);
       if (c == consumers_.end()) continue;
@@ -369,20 +374,22 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
       if (key == keys[0] || key == keys[1] || key == keys[2]) continue;  // the exact pass had it
       auto it = subscriptions_.find(key);
       if (it == subscriptions_.end()) continue;
-      for (const auto& s : it->second) {
-        if (s.index_id == id) candidates.push_back({&it->first, &s});
-      }
+      auto s = it->second.in_order.find(id);
+      if (s != it->second.in_order.end()) candidates.push_back({&it->first, &s->second});
     }
   }
 
   std::vector<Route> out;
   out.reserve(candidates.size());
-  std::vector<std::pair<std::string, std::vector<Candidate>>> groups;  // in order of first appearance
+  // Groups in order of first appearance, found by name through a hash index: a realm whose
+  // subscriptions are all in distinct groups routes in linear time, not quadratic.
+  std::vector<std::pair<std::string_view, std::vector<Candidate>>> groups;
+  std::unordered_map<std::string_view, size_t> group_index;
   for (const auto& cand : candidates) {
     if (const auto& group = cand.sub->spec.group) {
-      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == *group; });
-      if (g == groups.end()) groups.push_back({*group, {cand}});
-      else g->second.push_back(cand);
+      auto [g, fresh] = group_index.try_emplace(*group, groups.size());
+      if (fresh) groups.push_back({*group, {cand}});
+      else groups[g->second].second.push_back(cand);
       continue;
     }
     out.push_back(route_to(*cand.key, *cand.sub));
@@ -394,17 +401,33 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
       if (online(m.sub->consumer)) pool.push_back(m);
     }
     if (pool.empty()) pool = members;
-    uint64_t n = ++group_counters_[group];
+    uint64_t n = ++group_counters_[std::string(group)];
     const Candidate& chosen = pool[(n - 1) % pool.size()];
     out.push_back(route_to(*chosen.key, *chosen.sub));
   }
+  if (group_counters_.size() > trim_counters_at_) trim_group_counters();
   return out;
+}
+
+// Group names come and go with subscriptions; a counter outlives its group only until the map has
+// doubled (and holds over 1,024), so churn through fresh group names cannot grow it forever. A trim is
+// one pass over the subscriptions, paid for by the 1,024 or more new names since the last one.
+void Realm::trim_group_counters() {
+  std::unordered_set<std::string_view> live;
+  for (const auto& [key, subs] : subscriptions_) {
+    for (const auto& s : std::views::values(subs.in_order)) {
+      if (s.spec.group) live.insert(*s.spec.group);
+    }
+  }
+  std::erase_if(group_counters_, [&](const auto& entry) { return !live.count(entry.first); });
+  trim_counters_at_ = std::max<size_t>(1024, 2 * group_counters_.size());
 }
 
 std::vector<EndpointPtr> Realm::members() const {
   std::vector<EndpointPtr> out;
+  std::unordered_set<const Endpoint*> seen;  // a connection bound to many names is sent to once, in linear time
   auto add = [&](const EndpointPtr& e) {
-    if (e && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+    if (e && seen.insert(e.get()).second) out.push_back(e);
   };
   for (const auto& [name, p] : producers_) {
     if (p.online) add(p.endpoint);
@@ -419,7 +442,7 @@ std::vector<Route> Realm::group_members(const std::string& group) const {
   std::vector<Route> out;
   std::set<std::string> seen;
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : subs) {
+    for (const auto& s : std::views::values(subs.in_order)) {
       if (s.spec.group != group || !seen.insert(s.consumer).second) continue;
       if (consumer_endpoint(s.consumer)) out.push_back(route_to(key, s));
     }
@@ -477,7 +500,7 @@ size_t Realm::evict_idle(int64_t now_ms, int64_t ttl_ms) {
   }
   std::vector<std::pair<std::string, std::string>> drop;  // (key, consumer)
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : subs) {
+    for (const auto& s : std::views::values(subs.in_order)) {
       if (s.spec.durable) continue;
       auto c = consumers_.find(s.consumer);
       bool consumer_idle = c == consumers_.end() || idle(c->second.online, c->second.offline_since_ms);
@@ -490,7 +513,7 @@ size_t Realm::evict_idle(int64_t now_ms, int64_t ttl_ms) {
   // A consumer name goes when it is idle and nothing durable is left under it.
   std::map<std::string, std::set<std::string>> linked;  // consumer -> producers its subscriptions name
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : subs) linked[s.consumer].insert(s.producers.begin(), s.producers.end());
+    for (const auto& s : std::views::values(subs.in_order)) linked[s.consumer].insert(s.producers.begin(), s.producers.end());
   }
   size_t forgotten = 0;
   for (auto it = consumers_.begin(); it != consumers_.end();) {

@@ -126,7 +126,9 @@ class Realm {
 
   size_t producer_count() const { return producers_.size(); }
   size_t consumer_count() const { return consumers_.size(); }
-  size_t subscription_count() const;
+  size_t subscription_count() const { return subscription_count_; }  // O(1): SUBSCRIBE checks it against the cap
+  // Round-robin counters kept (one per group name routed to, trimmed as groups go away).
+  size_t group_counter_count() const { return group_counters_.size(); }
 
  private:
   struct Producer {
@@ -159,16 +161,25 @@ class Realm {
   bool online(const std::string& consumer) const;
   Subscription& upsert(const std::string& key, const SubscribeSpec& spec);
   Route route_to(const std::string& key, const Subscription& s) const;
+  void trim_group_counters();
   Notice subscribe_to_notice(const Producer& producer, const std::string& consumer, const std::vector<std::string>& keys);
 
   std::unordered_map<std::string, Producer> producers_;
   std::unordered_map<std::string, Consumer> consumers_;
-  // key -> subscriptions in the order they were made (one per consumer name)
-  std::map<std::string, std::vector<Subscription>, std::less<>> subscriptions_;
+  // One key's subscriptions, one per consumer name: in the order they were made (index ids grow), and
+  // found by consumer name in O(1), so a key shared by many consumers costs nothing per SUBSCRIBE.
+  struct KeySubscriptions {
+    std::map<uint64_t, Subscription> in_order;  // by index_id
+    std::unordered_map<std::string, uint64_t> by_consumer;
+    Subscription* find(const std::string& consumer);
+  };
+  std::map<std::string, KeySubscriptions, std::less<>> subscriptions_;
   SubjectIndex topics_{kMqttSyntax};
   std::unordered_map<uint64_t, std::pair<std::string, std::string>> topic_subs_;  // index id -> (key, consumer)
   std::unordered_map<std::string, uint64_t> group_counters_;
+  size_t trim_counters_at_ = 1024;  // group_counters_ is trimmed to its live groups past this size
   uint64_t next_index_id_ = 1;
+  size_t subscription_count_ = 0;
 };
 
 }  // namespace siomq::broker
