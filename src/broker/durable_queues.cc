@@ -68,9 +68,10 @@ int64_t retry_delay_ms(const DeliveryPolicy& policy, int attempt) {
   return std::min(d, std::max(kCap, policy.retry_delay_ms));
 }
 
-// Copies of one ACK-mode queue out at once (in flight or waiting for a retry): the prefetch window. A
-// backlog is sent as ACKs free room, never all at once, so a replay of any size neither overflows the
-// connection's outbound bound (which cuts the consumer) nor holds the store's rows twice in frames.
+// Copies of one queue out at once: in ACK mode in flight or waiting for a retry, without ACK sent and
+// waiting for the transport's receipt. This prefetch window (and QueueOptions::window_bytes) paces a
+// backlog: it is sent as ACKs or receipts free room, never all at once, so a replay of any size neither
+// overflows the connection's outbound bound (which cuts the consumer) nor holds the store's rows twice.
 constexpr size_t kPrefetchWindow = 256;
 
 struct DurableQueues::State {
@@ -83,6 +84,7 @@ struct DurableQueues::State {
     Phase phase = Phase::stored;
     int attempt = 0;
     bool acking = false;  // an ACK's deletion is being written
+    uint64_t receipt = 0;  // without ACK: sent, deleted once the transport receipt with this token comes
     std::string socket;  // where the current attempt went
     std::optional<SteadyClock::time_point> due;  // the pending ACK deadline or retry, in `deadlines`
   };
@@ -92,30 +94,88 @@ struct DurableQueues::State {
     std::map<uint64_t, Entry> entries;  // by seq: the delivery order
     size_t uncommitted = 0;             // entries whose write is in progress
     size_t flying = 0;                  // entries in flight or in backoff: at most kPrefetchWindow
+    size_t flying_bytes = 0;            // their payload and attachment bytes
     size_t acking = 0;                  // entries whose ACK's deletion is being written
     std::string id;                     // its key in `queues`
   };
 
   static bool occupies(const Entry& e) { return e.phase == Phase::in_flight || e.phase == Phase::backoff; }
-
-  // An entry leaves the window (back to stored, or forgotten).
-  void land(Entry& e) {
-    if (occupies(e)) --e.queue->flying;
-    e.phase = Phase::stored;
+  static size_t bytes_of(const Entry& e) {
+    size_t n = e.row.payload.size();
+    for (const auto& a : e.row.attachments) n += a.size();
+    return n;
   }
 
-  // Sends stored copies of an ACK-mode queue while its window has room, oldest first. Nothing to do
-  // (the usual case of a consumer that keeps up) costs nothing; otherwise, unless `eager`, it refills
-  // only once half the window is free, so the scan over the window's head is O(1) per ACK on average.
-  void pump(Queue& q, bool eager = false) {
-    if (!q.policy.ack || q.entries.size() <= q.flying + q.acking + q.uncommitted) return;
-    if (!eager && q.flying > kPrefetchWindow / 2) return;
-    EndpointPtr to = endpoint_of(q);
-    if (!to) return;
-    for (auto& [seq, e] : q.entries) {
-      if (q.flying >= kPrefetchWindow) break;
-      if (e.committed && !e.acking && e.phase == Phase::stored) deliver(e, to, 1);
+  // An entry enters the window (sent) or leaves it (back to stored, or forgotten).
+  void take_off(Entry& e) {
+    if (occupies(e)) return;
+    ++e.queue->flying;
+    e.queue->flying_bytes += bytes_of(e);
+  }
+  void land(Entry& e) {
+    if (occupies(e)) {
+      --e.queue->flying;
+      e.queue->flying_bytes -= bytes_of(e);
     }
+    e.phase = Phase::stored;
+    e.receipt = 0;
+  }
+  bool window_open(const Queue& q) const {
+    return q.flying < kPrefetchWindow && (q.flying == 0 || q.flying_bytes < options.window_bytes);
+  }
+
+  // Sends stored copies of a queue while its window has room, oldest first, stopping at the first copy
+  // still being written (commits finish in order, so nothing newer may pass it). Nothing to do (the
+  // usual case of a consumer that keeps up) costs nothing; otherwise, unless `eager`, it refills only
+  // once half the window is free, so the scan over the window's head is O(1) per ACK on average.
+  // Without ACK mode the copies sent together are deleted when the transport's receipt for them comes.
+  void pump(Queue& q, bool eager = false, EndpointPtr to = nullptr) {
+    if (q.entries.size() <= q.flying + q.acking + q.uncommitted) return;
+    if (!eager && q.flying > kPrefetchWindow / 2) return;
+    if (!to) to = endpoint_of(q);
+    if (!to) return;
+    uint64_t token = q.policy.ack ? 0 : next_receipt++;
+    std::vector<std::string> sent;
+    for (auto& [seq, e] : q.entries) {
+      if (!window_open(q) || !e.committed) break;
+      if (e.acking || e.phase != Phase::stored) continue;
+      if (q.policy.ack) {
+        deliver(e, to, 1);
+        continue;
+      }
+      link_socket(e, to);
+      take_off(e);
+      e.phase = Phase::in_flight;
+      e.receipt = token;
+      sink.deliver(to, q.key, e.row.payload, e.row.attachments);
+      sent.push_back(e.row.id);
+    }
+    if (sent.empty()) return;
+    sink.when_sent(to, [this, token, ids = std::move(sent)](bool ok) mutable {
+      post([this, token, ids = std::move(ids), ok] { on_sent(token, ids, ok); });
+    });
+  }
+
+  // The transport took (or, `ok` false, never took) the copies sent together under `token`: taken ones
+  // are deleted and the window refilled; the others wait for the consumer's next replay.
+  void on_sent(uint64_t token, const std::vector<std::string>& ids, bool ok) {
+    std::vector<store::Op> ops;
+    Queue* q = nullptr;
+    for (const auto& id : ids) {
+      auto it = by_id.find(id);
+      if (it == by_id.end() || it->second->receipt != token) continue;  // expired, purged or resent since
+      Entry& e = *it->second;
+      q = e.queue;
+      if (ok) {
+        ops.push_back(delete_row(e.row.seq));
+        remove(e);
+      } else {
+        land(e);
+        unlink_socket(e);
+      }
+    }
+    submit(std::move(ops));
+    if (q && ok) pump(*q, true);  // the queue object outlives this call: empty ones go in the sweep
   }
 
   State(Broker& b, store::Writer& w, DeliverySink& s, QueueOptions o)
@@ -160,6 +220,7 @@ struct DurableQueues::State {
   std::mutex written_mu;
   std::vector<std::pair<std::function<void(const Status&)>, Status>> written;
   uint64_t next_seq = 1;
+  uint64_t next_receipt = 1;
   QueueStats counters;
 
   // "msg-" base36(now ms) "-" 12 hex digits, as the reference makes them.
@@ -204,6 +265,13 @@ struct DurableQueues::State {
     ++realm_counts[q.realm];
     if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, &e);
     return e;
+  }
+
+  void link_socket(Entry& e, const EndpointPtr& to) {
+    if (e.socket == to->socket_id()) return;
+    unlink_socket(e);
+    e.socket = to->socket_id();
+    by_socket[e.socket].insert(&e);
   }
 
   void unlink_socket(Entry& e) {
@@ -310,24 +378,14 @@ struct DurableQueues::State {
   // Sends attempt `attempt` of an entry of an ACK-mode queue and starts its ACK timer.
   void deliver(Entry& e, const EndpointPtr& to, int attempt) {
     const Queue& q = *e.queue;
-    if (e.socket != to->socket_id()) {
-      unlink_socket(e);
-      e.socket = to->socket_id();
-      by_socket[e.socket].insert(&e);
-    }
+    link_socket(e, to);
     if (attempt > 1) ++counters.redelivered;
-    if (!occupies(e)) ++e.queue->flying;
+    take_off(e);
     e.phase = Phase::in_flight;
+    e.receipt = 0;
     e.attempt = attempt;
     schedule(e, q.policy.ack_timeout_ms);
     sink.deliver(to, q.key, with_ack_fields(e.row.payload, e.row.id, attempt), e.row.attachments);
-  }
-
-  // A copy without ACK mode is delivered at most once: sent, then deleted (§5.4).
-  void deliver_and_delete(Entry& e, const EndpointPtr& to, std::vector<store::Op>& ops) {
-    sink.deliver(to, e.queue->key, e.row.payload, e.row.attachments);
-    ops.push_back(delete_row(e.row.seq));
-    remove(e);
   }
 
   void on_ack_timeout(Entry& e) {
@@ -350,6 +408,7 @@ struct DurableQueues::State {
     } else {
       land(e);
       unlink_socket(e);
+      pump(*e.queue);  // a queue no longer in ACK mode sends it on at once if its consumer is online
     }
   }
 
@@ -448,8 +507,7 @@ struct DurableQueues::State {
 
   void committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done) {
     size_t stored = 0;
-    std::vector<store::Op> ops;
-    std::vector<Queue*> touched;  // ACK-mode queues with newly committed copies, pumped once each
+    std::vector<Queue*> touched;  // queues with newly committed copies, pumped once each
     for (const auto& id : ids) {
       auto it = by_id.find(id);
       if (it == by_id.end()) {
@@ -465,16 +523,9 @@ struct DurableQueues::State {
       --e.queue->uncommitted;
       ++stored;
       if (e.phase != Phase::stored || e.acking) continue;
-      if (e.queue->policy.ack) {
-        if (touched.empty() || touched.back() != e.queue) touched.push_back(e.queue);
-        continue;
-      }
-      EndpointPtr to = endpoint_of(*e.queue);
-      if (!to) continue;
-      deliver_and_delete(e, to, ops);
+      if (touched.empty() || touched.back() != e.queue) touched.push_back(e.queue);
     }
     for (Queue* q : touched) pump(*q, true);
-    submit(std::move(ops));
     if (done) done(status ? stored : 0, status);
   }
 
@@ -485,21 +536,16 @@ struct DurableQueues::State {
     q.consumer = copy.consumer;
     q.policy = copy.policy;
     purge_expired();
-    std::vector<store::Op> ops;
-    std::vector<Entry*> rows;
+    if (!q.policy.ack) return pump(q, true, to);  // copies waiting for a receipt are on their way already
     for (auto& [seq, e] : q.entries) {
-      if (e.committed && !e.acking) rows.push_back(&e);
-    }
-    for (Entry* e : rows) {
-      if (!q.policy.ack) {
-        deliver_and_delete(*e, to, ops);
-      } else if (occupies(*e) || q.flying < kPrefetchWindow) {
-        deliver(*e, to, 1);  // copies in flight go again to the new subscription; the rest within the window
+      if (!e.committed) break;
+      if (e.acking) continue;
+      if (occupies(e) || window_open(q)) {
+        deliver(e, to, 1);  // copies in flight go again to the new subscription; the rest within the window
       } else {
         break;  // the rest go out as ACKs free the window
       }
     }
-    submit(std::move(ops));
   }
 
   void ack(const std::string& realm, const std::string& socket, const std::string& id, const AckReply& reply) {

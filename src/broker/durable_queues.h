@@ -33,12 +33,20 @@ class DeliverySink {
   virtual ~DeliverySink() = default;
   virtual void deliver(const EndpointPtr& to, const std::string& key, const std::string& payload,
                        const std::vector<std::string>& attachments) = 0;
+  // `done(true)`, from any thread, once everything delivered to `to` so far has reached its transport
+  // (written to the socket, or taken by a long-poll response); `done(false)` — or never, if the
+  // connection is already gone — when it closed first.
+  virtual void when_sent(const EndpointPtr& to, std::function<void(bool sent)> done) = 0;
 };
 
 struct QueueOptions {
   std::optional<int64_t> default_ttl_ms = 86400 * 1000LL;  // storage default_ttl; nullopt: never expires
   size_t max_queued_per_realm = 0;                          // 0: unlimited
   std::chrono::milliseconds expiry_interval{1000};          // how often expired rows are purged
+  // The bytes of stored copies one queue has out at once (besides the count, kPrefetchWindow); at least
+  // one copy goes whatever its size. The server sets a quarter of the connection's outbound bound, so a
+  // replay never makes its consumer a slow consumer.
+  size_t window_bytes = 16 * 1024 * 1024;
 };
 
 // A produced message, shared by the copies stored for it.
@@ -94,8 +102,10 @@ class DurableQueues {
   using Confirm = std::function<void(size_t stored, const Status& status)>;
   void enqueue(std::shared_ptr<const StoredMessage> message, std::vector<QueueCopy> copies, Confirm done);
 
-  // SUBSCRIBE's replay (§5.4) of one queue to `endpoint`, in order: in ACK mode each row goes out as
-  // attempt 1 with a fresh ACK timer; without ACK each row is sent and deleted.
+  // SUBSCRIBE's replay (§5.4) of one queue to `endpoint`, in order, a window at a time: in ACK mode each
+  // row goes out as attempt 1 with a fresh ACK timer and the next rows as ACKs free the window; without
+  // ACK the next window goes once the transport has taken the previous one, and a row is deleted only
+  // then (a connection that closes first gets it again on its next replay).
   void replay(QueueCopy queue, EndpointPtr endpoint);
 
   // ACK (§3.7, §0 row 11) from `socket_id` in `realm`. `reply(code, message)`: 200 after the row's

@@ -190,6 +190,10 @@ void EngineSession::finish_upgrade() {
   queued_bytes_ = 0;
   if (poll_) answer_poll("6");
   for (auto& f : pending) ws_->send(std::move(f));
+  // Receipts for frames that were waiting for a GET now wait for the WebSocket to write them.
+  auto receipts = std::move(poll_receipts_);
+  poll_receipts_.clear();
+  for (auto& done : receipts) ws_->when_written(std::move(done));
 }
 
 void EngineSession::on_ws_closed(WebSocketConnection& ws) {
@@ -246,6 +250,14 @@ void EngineSession::send(OutFrame frame) {
   if (poll_) schedule_poll_flush();
 }
 
+void EngineSession::when_sent(SentReceipt done) {
+  if (closed_) return done(false);
+  if (ws_) return ws_->when_written(std::move(done));
+  // Polling (or upgrading): the next GET takes everything queued.
+  if (queue_.empty()) return done(true);
+  poll_receipts_.push_back(std::move(done));
+}
+
 void EngineSession::cut_slow_consumer(size_t queued) {
   uint64_t total = server_.count_slow_consumer();
   spdlog::warn("session {} ({}): slow consumer, {} bytes queued; closing ({} so far)", sid_, remote_address_, queued,
@@ -285,6 +297,9 @@ void EngineSession::answer_poll(std::string_view trailer) {
   res.body() = std::move(body);
   res.prepare_payload();
   poll.conn->respond(std::move(res));
+  auto receipts = std::move(poll_receipts_);
+  poll_receipts_.clear();
+  for (auto& done : receipts) done(true);
 }
 
 void EngineSession::close(std::string_view reason, bool deliver_queued) {
@@ -312,6 +327,11 @@ void EngineSession::close(std::string_view reason, bool deliver_queued) {
     ws_->set_listener(nullptr);
     ws_->close(ws::kCloseNormal);
   }
+  // Frames still waiting for a GET may never be taken (a lingering session's next GET is not sure to
+  // come): their receipts say "not sent", so whatever depends on them is kept, not dropped.
+  auto unsent = std::move(poll_receipts_);
+  poll_receipts_.clear();
+  for (auto& done : unsent) done(false);
   if (handler_) {
     std::shared_ptr<SessionHandler> handler = std::move(handler_);
     handler->on_close(reason);

@@ -52,6 +52,9 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
 
   // Queues a frame. A session whose queue outgrows the bound is closed as a slow consumer.
   void send(OutFrame frame);
+  // `done(true)` once every frame queued before this call has been handed to the transport: written
+  // to the WebSocket, or taken by a long-poll response. `done(false)` if the session closes first.
+  void when_sent(SentReceipt done);
   // Closes the session: the handler hears `reason`; a WebSocket is closed after what is queued. With
   // `deliver_queued` (the application's own close) a polling client without a pending GET still gets what
   // was queued and the close packet on its next GET, as Engine.IO does.
@@ -95,6 +98,7 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   std::optional<PendingPoll> poll_;             // the pending long-poll GET
   std::vector<OutFrame> queue_;                 // frames waiting for a GET
   size_t queued_bytes_ = 0;
+  std::vector<SentReceipt> poll_receipts_;      // waiting for the GET that takes queue_
   bool poll_flush_scheduled_ = false;
   bool upgrading_ = false;
   bool closed_ = false;

@@ -1,6 +1,7 @@
 // An outbound Engine.IO packet, shared between every connection it is sent to.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,10 @@ struct OutFrame {
 
   size_t size() const { return bytes ? bytes->size() : 0; }
 };
+
+// A transport receipt: true once every frame queued before it was handed to the transport (written to
+// the TCP socket, or taken by a long-poll response); false when the connection closed first.
+using SentReceipt = std::function<void(bool sent)>;
 
 inline OutFrame text_frame(std::string s) { return {std::make_shared<const std::string>(std::move(s)), false}; }
 inline OutFrame binary_frame(std::string s) { return {std::make_shared<const std::string>(std::move(s)), true}; }

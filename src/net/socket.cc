@@ -67,6 +67,11 @@ void Socket::send_frames(std::span<const OutFrame> frames) {
   for (const auto& f : frames) client_.send(f);
 }
 
+void Socket::when_sent(SentReceipt done) {
+  if (!connected_) return done(false);
+  session().when_sent(std::move(done));
+}
+
 void Socket::join(const std::string& room) {
   if (!connected_ || !rooms_.insert(room).second) return;
   client_.server().room_join(*this, room);

@@ -45,6 +45,9 @@ class Socket : public std::enable_shared_from_this<Socket> {
   void ack(uint64_t id, std::string_view json_array, std::vector<std::string> attachments = {});
   // Queues frames encoded elsewhere (a room broadcast).
   void send_frames(std::span<const OutFrame> frames);
+  // `done(true)` once everything sent so far has been handed to the transport; `done(false)` if the
+  // socket or its connection closes first (EngineSession::when_sent).
+  void when_sent(SentReceipt done);
 
   void join(const std::string& room);
   void leave(const std::string& room);

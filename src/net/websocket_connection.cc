@@ -108,8 +108,15 @@ bool WebSocketConnection::handle_event(const ws::Event& ev) {
 void WebSocketConnection::send(OutFrame frame) {
   if (closing_ || closed_ || !frame.bytes) return;
   queued_bytes_ += frame.size();
+  ++queued_items_;
   queue_.push_back({std::move(frame.bytes), frame.binary ? ws::Opcode::kBinary : ws::Opcode::kText});
   schedule_flush();
+}
+
+void WebSocketConnection::when_written(SentReceipt done) {
+  if (closed_) return done(false);
+  if (written_items_ == queued_items_) return done(true);
+  receipts_.emplace_back(queued_items_, std::move(done));
 }
 
 void WebSocketConnection::send_control(ws::Opcode op, std::string payload) {
@@ -125,6 +132,7 @@ void WebSocketConnection::send_control(ws::Opcode op, std::string payload) {
     }
   }
   queued_bytes_ += payload.size();
+  ++queued_items_;
   queue_.push_back({std::make_shared<const std::string>(std::move(payload)), op});
   schedule_flush();
 }
@@ -133,6 +141,7 @@ void WebSocketConnection::close(uint16_t code) {
   if (closing_ || closed_) return;
   std::string payload{static_cast<char>(code >> 8), static_cast<char>(code & 0xff)};
   queued_bytes_ += payload.size();
+  ++queued_items_;
   queue_.push_back({std::make_shared<const std::string>(std::move(payload)), ws::Opcode::kClose});
   closing_ = true;
   schedule_flush();
@@ -232,8 +241,10 @@ void WebSocketConnection::write_done() {
     queued_bytes_ -= item.bytes->size();  // every frame counts, control frames too
     if (item.opcode == ws::Opcode::kClose) sent_close = true;
   }
+  written_items_ += inflight_.size();
   inflight_.clear();
   if (queue_.empty() && packed_.capacity() > 65536) std::string().swap(packed_);  // an idle connection keeps little
+  if (!receipts_.empty()) fire_receipts();
   if (sent_close) {
     // The server closes the TCP connection once its close frame is out (RFC 6455 7.1.1); waiting for
     // the peer's answer would let a silent peer hold the socket forever.
@@ -252,10 +263,23 @@ void WebSocketConnection::finish() {
   socket_.close(ec);
   queue_.clear();
   queued_bytes_ = 0;
+  auto unsent = std::move(receipts_);
+  receipts_.clear();
+  for (auto& [at, done] : unsent) done(false);
   if (auto* l = listener_) {
     listener_ = nullptr;
     l->on_ws_closed(*this);
   }
+}
+
+void WebSocketConnection::fire_receipts() {
+  size_t n = 0;
+  while (n < receipts_.size() && receipts_[n].first <= written_items_) ++n;
+  if (n == 0) return;
+  std::vector<std::pair<uint64_t, SentReceipt>> due(std::make_move_iterator(receipts_.begin()),
+                                                    std::make_move_iterator(receipts_.begin() + n));
+  receipts_.erase(receipts_.begin(), receipts_.begin() + n);
+  for (auto& [at, done] : due) done(true);
 }
 
 }  // namespace siomq::net

@@ -37,6 +37,9 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   void set_listener(Listener* listener) { listener_ = listener; }
 
   void send(OutFrame frame);
+  // `done(true)` once every frame queued before this call is written to the socket; `done(false)` if the
+  // connection closes first. Immediately when nothing is queued.
+  void when_written(SentReceipt done);
   // Sends a close frame after what is queued, then shuts the socket down.
   void close(uint16_t code = ws::kCloseNormal);
   bool is_open() const { return !closing_ && !closed_; }
@@ -49,6 +52,7 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   void schedule_flush();
   void flush();
   void write_done();
+  void fire_receipts();
   void finish();
   void send_control(ws::Opcode op, std::string payload);
 
@@ -65,6 +69,8 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   std::vector<Item> inflight_;  // being written
   std::string packed_;          // the in-flight write: headers, and payloads smaller than kCopyLimit
   size_t queued_bytes_ = 0;
+  uint64_t queued_items_ = 0, written_items_ = 0;  // frames ever queued / written: receipts count them
+  std::vector<std::pair<uint64_t, SentReceipt>> receipts_;  // (queued_items_ when asked, receipt), in order
   bool flush_scheduled_ = false;
   bool writing_ = false;
   bool closing_ = false;  // close frame queued; nothing more is sent

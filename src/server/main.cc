@@ -76,8 +76,10 @@ int run(Options opt) {
   net::SioServer sio(pool);
   broker::Broker broker;
   auto sink = surfaces::make_tyo_mq_sink();
-  broker::DurableQueues queues(broker, writer, *sink,
-                               {st.default_ttl_ms, st.max_queued_per_realm, std::chrono::milliseconds(1000)});
+  broker::QueueOptions queue_options{st.default_ttl_ms, st.max_queued_per_realm, std::chrono::milliseconds(1000)};
+  // A queue's window of unacknowledged (or not yet sent) copies fits four times in the outbound bound.
+  queue_options.window_bytes = std::max<size_t>(1, settings.transport.max_outbound_bytes / 4);
+  broker::DurableQueues queues(broker, writer, *sink, queue_options);
   for (const auto& restored : queues.load(std::move(contents)))
     broker.with_realm(restored.first, [&](broker::Realm& r) { r.restore(restored.second); });
   queues.start();

@@ -25,11 +25,23 @@ void SocketEndpoint::send(FramesPtr frames) {
     if (auto s = socket_.lock()) s->send_frames(*frames);
     return;
   }
+  post_outgoing({std::move(frames), {}});
+}
+
+void SocketEndpoint::when_sent(net::SentReceipt done) {
+  if (worker_.is_current()) {
+    if (auto s = socket_.lock()) return s->when_sent(std::move(done));
+    return done(false);
+  }
+  post_outgoing({nullptr, std::move(done)});
+}
+
+void SocketEndpoint::post_outgoing(Outgoing item) {
   bool first;
   {
     std::lock_guard lock(outbox_mu_);
     first = outbox_.empty();
-    outbox_.push_back(std::move(frames));
+    outbox_.push_back(std::move(item));
   }
   if (first) {
     boost::asio::post(worker_.io(), [weak = weak_from_this()] {
@@ -39,13 +51,20 @@ void SocketEndpoint::send(FramesPtr frames) {
 }
 
 void SocketEndpoint::drain_outbox() {
-  std::vector<FramesPtr> batch;
+  std::vector<Outgoing> batch;
   {
     std::lock_guard lock(outbox_mu_);
     batch.swap(outbox_);
   }
-  if (auto s = socket_.lock()) {
-    for (const auto& frames : batch) s->send_frames(*frames);
+  auto s = socket_.lock();
+  for (auto& item : batch) {
+    if (item.frames) {
+      if (s) s->send_frames(*item.frames);
+    } else if (s) {
+      s->when_sent(std::move(item.receipt));
+    } else {
+      item.receipt(false);
+    }
   }
 }
 

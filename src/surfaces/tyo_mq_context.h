@@ -50,6 +50,9 @@ class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_t
 
   // Sends on the socket's worker: directly when called there, else through the outbox.
   void send(FramesPtr frames);
+  // From any thread: `done` runs on the worker once everything sent through this endpoint before the
+  // call has reached the transport (net::Socket::when_sent), or with false when the socket is gone.
+  void when_sent(net::SentReceipt done);
   // Disconnects the socket (the whole connection), from any thread.
   void close();
 
@@ -78,8 +81,14 @@ class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_t
   std::weak_ptr<net::Socket> socket_;
   std::string id_;
   // Frames sent from other threads (the durable queues): one post to the worker takes all of them.
+  // A receipt rides in the same queue, so it is asked for after the frames sent before it.
+  struct Outgoing {
+    FramesPtr frames;
+    net::SentReceipt receipt;
+  };
+  void post_outgoing(Outgoing item);
   std::mutex outbox_mu_;
-  std::vector<FramesPtr> outbox_;
+  std::vector<Outgoing> outbox_;
 };
 
 std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket);

@@ -531,6 +531,9 @@ std::unique_ptr<broker::DeliverySink> make_tyo_mq_sink() {
                  const std::vector<std::string>& attachments) override {
       send_all(to, delivery_frames("CONSUME-" + key, payload, attachments));
     }
+    void when_sent(const broker::EndpointPtr& to, std::function<void(bool)> done) override {
+      std::static_pointer_cast<SocketEndpoint>(to)->when_sent(std::move(done));
+    }
   };
   return std::make_unique<Sink>();
 }

@@ -32,6 +32,31 @@ class RecordingSink : public DeliverySink {
     sent_.push_back({to->socket_id(), key, payload});
     cv_.notify_all();
   }
+  // The transport takes everything at once, unless receipts are held for the test to release.
+  void when_sent(const EndpointPtr&, std::function<void(bool)> done) override {
+    std::unique_lock lock(mu_);
+    if (!hold_) {
+      lock.unlock();
+      return done(true);
+    }
+    receipts_.push_back(std::move(done));
+    cv_.notify_all();
+  }
+  void hold_receipts() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  // Waits for a receipt to be asked for, then answers every one asked so far with `sent`.
+  size_t release(bool sent, std::chrono::milliseconds timeout = 3s) {
+    std::vector<std::function<void(bool)>> due;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, timeout, [&] { return !receipts_.empty(); });
+      due.swap(receipts_);
+    }
+    for (auto& d : due) d(sent);
+    return due.size();
+  }
   // Waits until `n` deliveries were made in all; returns them.
   std::vector<Sent> wait_for(size_t n, std::chrono::milliseconds timeout = 3s) {
     std::unique_lock lock(mu_);
@@ -47,6 +72,8 @@ class RecordingSink : public DeliverySink {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Sent> sent_;
+  bool hold_ = false;
+  std::vector<std::function<void(bool)>> receipts_;
 };
 
 // The msgId of a delivery payload.
@@ -264,6 +291,73 @@ TEST_F(DurableQueuesTest, WithoutAckModeReplayDeliversOnceAndDeletes) {
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(sink_.count(), 1u);
   EXPECT_EQ(stats().queued, 0u);
+}
+
+// Issue 12 item 7: a backlog without ACK mode went out all at once (a consumer past the outbound bound
+// was cut as slow and everything beyond it lost, its rows deleted when queued). Now a window at a time,
+// each row deleted once the transport took it.
+TEST_F(DurableQueuesTest, WithoutAckModeReplayIsPacedByTheTransportAndDeletesOnlyWhatWasSent) {
+  DeliveryPolicy plain;
+  for (int i = 0; i < 600; ++i) enqueue("{\"n\":" + std::to_string(i) + "}", {copy("c", plain)});
+  sink_.hold_receipts();
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", plain), c);
+  sink_.wait_for(256);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(sink_.count(), 256u);     // one window, then nothing until the transport took it
+  EXPECT_EQ(stats().queued, 600u);    // nothing deleted yet
+  EXPECT_EQ(sink_.release(true), 1u);  // one receipt for the window
+  sink_.wait_for(512);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(sink_.count(), 512u);
+  EXPECT_EQ(stats().queued, 344u);
+  EXPECT_EQ(sink_.release(true), 1u);
+  auto sent = sink_.wait_for(600);
+  ASSERT_EQ(sent.size(), 600u);
+  for (int i = 0; i < 600; ++i) ASSERT_EQ(sent[i].payload, "{\"n\":" + std::to_string(i) + "}");  // in order
+  EXPECT_EQ(sink_.release(true), 1u);
+  for (int i = 0; i < 40 && stats().queued; ++i) std::this_thread::sleep_for(25ms);
+  EXPECT_EQ(stats().queued, 0u);
+}
+
+// The connection closed before the transport took the window: nothing is deleted, and the consumer's
+// next replay sends the same rows again (at least once, never lost).
+TEST_F(DurableQueuesTest, WithoutAckModeRowsNotTakenByTheTransportStay) {
+  DeliveryPolicy plain;
+  for (int i = 0; i < 3; ++i) enqueue("{\"n\":" + std::to_string(i) + "}", {copy("c", plain)});
+  sink_.hold_receipts();
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", plain), c);
+  sink_.wait_for(3);
+  offline(c);
+  EXPECT_EQ(sink_.release(false), 1u);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(stats().queued, 3u);
+  auto c2 = online("c", "s2");
+  queues_->replay(copy("c", plain), c2);
+  auto sent = sink_.wait_for(6);
+  ASSERT_EQ(sent.size(), 6u);
+  EXPECT_EQ(sent[3].socket, "s2");
+  EXPECT_EQ(sent[3].payload, "{\"n\":0}");
+}
+
+// The window counts bytes too: large rows go a few at a time (always at least one), in ACK mode as well.
+TEST_F(DurableQueuesTest, TheWindowIsBoundedInBytes) {
+  shutdown();
+  QueueOptions options;
+  options.window_bytes = 1000;
+  start(store::open_memory(), options);
+  std::string big = "{\"pad\":\"" + std::string(390, 'x') + "\"}";  // 400 bytes
+  for (int i = 0; i < 10; ++i) enqueue(big, {copy("c", ack_policy())});
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", ack_policy()), c);
+  auto sent = sink_.wait_for(3);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(sink_.count(), 3u);  // 400 + 400 < 1000 admits a third; 1200 admits no fourth
+  EXPECT_EQ(ack("s1", msg_id(sent[0].payload)).first, 200);
+  sink_.wait_for(4);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(sink_.count(), 4u);
 }
 
 TEST_F(DurableQueuesTest, ExpiredRowsArePurgedAndNeverReplayed) {

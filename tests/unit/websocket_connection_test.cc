@@ -1,0 +1,76 @@
+// The server's WebSocket connection over a real loopback TCP pair: its transport receipts (when_written),
+// which tell the durable queues that the frames queued before have left for the peer.
+#include "net/websocket_connection.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+
+#include <chrono>
+#include <optional>
+
+namespace siomq::net {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using namespace std::chrono_literals;
+
+struct Pair {
+  asio::io_context io;
+  tcp::socket client{io};
+  std::shared_ptr<WebSocketConnection> server;
+
+  Pair() {
+    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+    client.connect(acceptor.local_endpoint());
+    tcp::socket accepted(io);
+    acceptor.accept(accepted);
+    server = std::make_shared<WebSocketConnection>(std::move(accepted), 1 << 20, false);
+    server->start(nullptr);
+  }
+  // Runs the loop until `done` holds or `limit` passes.
+  template <class F>
+  void run_until(F done, std::chrono::milliseconds limit = 2000ms) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < until) io.run_for(10ms);
+  }
+};
+
+TEST(WebSocketConnectionReceipts, NothingQueuedAnswersAtOnce) {
+  Pair p;
+  std::optional<bool> got;
+  p.server->when_written([&](bool sent) { got = sent; });
+  EXPECT_EQ(got, std::optional<bool>(true));
+}
+
+TEST(WebSocketConnectionReceipts, AnsweredOnceTheFramesAreWritten) {
+  Pair p;
+  p.server->send(text_frame("4hello"));
+  std::optional<bool> got;
+  p.server->when_written([&](bool sent) { got = sent; });
+  EXPECT_FALSE(got.has_value());  // queued, not written yet
+  p.run_until([&] { return got.has_value(); });
+  EXPECT_EQ(got, std::optional<bool>(true));
+  char buf[8];
+  asio::read(p.client, asio::buffer(buf, 8));  // 2 bytes of header, then the frame itself
+  EXPECT_EQ(std::string(buf + 2, 6), "4hello");
+}
+
+TEST(WebSocketConnectionReceipts, APeerThatDoesNotReadHoldsTheReceiptAndItsCloseSaysNotSent) {
+  Pair p;
+  std::string big(1 << 20, 'x');
+  for (int i = 0; i < 64; ++i) p.server->send(text_frame(big));  // far more than the socket buffers hold
+  std::optional<bool> got;
+  p.server->when_written([&](bool sent) { got = sent; });
+  p.run_until([&] { return got.has_value(); }, 300ms);
+  EXPECT_FALSE(got.has_value());
+  p.client.close();
+  p.run_until([&] { return got.has_value(); }, 7000ms);  // the write fails, or the close deadline resets it
+  EXPECT_EQ(got, std::optional<bool>(false));
+}
+
+}  // namespace
+}  // namespace siomq::net
