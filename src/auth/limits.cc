@@ -10,14 +10,17 @@ namespace {
 
 using nlohmann::json;
 
+// A number, or null for "keep the default"; zero or negative means unlimited.
+void read_number(const json& block, const std::string& where, const char* key, double& out) {
+  auto it = block.find(key);
+  if (it == block.end() || it->is_null()) return;
+  if (!it->is_number()) throw std::runtime_error(where + "." + key + " must be a number");
+  double n = it->get<double>();
+  out = std::isfinite(n) && n > 0 ? n : 0;
+}
+
 void read_values(const json& block, const std::string& where, LimitValues& v) {
-  auto read = [&](const char* key, double& out) {
-    auto it = block.find(key);
-    if (it == block.end() || it->is_null()) return;
-    if (!it->is_number()) throw std::runtime_error(where + "." + key + " must be a number");
-    double n = it->get<double>();
-    out = std::isfinite(n) && n > 0 ? n : 0;
-  };
+  auto read = [&](const char* key, double& out) { read_number(block, where, key, out); };
   read("messages_per_second", v.messages_per_second);
   read("message_burst", v.message_burst);
   read("bytes_per_second", v.bytes_per_second);
@@ -61,6 +64,9 @@ Limits parse_limits(const json& document) {
     if (!t->is_boolean()) throw std::runtime_error("limits.trust_proxy must be a boolean");
     l.trust_proxy = t->get<bool>();
   }
+  read_number(block, "limits", "max_realms", l.server.max_realms);
+  read_number(block, "limits", "max_registrations_total", l.server.max_registrations_total);
+  read_number(block, "limits", "max_subscriptions_total", l.server.max_subscriptions_total);
   read_values(block, "limits", l.values);
   if (auto r = block.find("realms"); r != block.end() && !r->is_null()) {
     if (!r->is_object()) throw std::runtime_error("limits.realms must be an object");

@@ -34,9 +34,18 @@ struct LimitValues {
   double credential_attempt_burst = 100;
 };
 
+// Caps on the whole server, whatever the realm: the per-realm caps times any number of realms would
+// bound nothing. Read from the `limits` block's top level; they apply with or without one.
+struct ServerLimits {
+  double max_realms = 10000;                   // realms with live state at once (configured ones always admitted)
+  double max_registrations_total = 1000000;    // producer and consumer names, online or offline
+  double max_subscriptions_total = 1000000;
+};
+
 struct Limits {
   bool enabled = false;      // only with a `limits` block whose `enabled` is not false
   bool trust_proxy = false;  // the client's IP is the last hop of X-Forwarded-For
+  ServerLimits server;
   LimitValues values;
   std::map<std::string, LimitValues> realms;  // the block's values overridden per realm
 

@@ -3,10 +3,11 @@
 namespace siomq::broker {
 
 Broker::Routing Broker::route_produce(const std::string& realm, std::string_view event, const std::string& from,
-                                      const std::optional<std::string>& sender_id, const EndpointPtr& sender) {
+                                      const std::optional<std::string>& sender_id, const EndpointPtr& sender,
+                                      size_t name_room) {
   Routing out = with_realm(realm, [&](Realm& r) {
-    r.bind_sender(from, sender_id, sender);
-    return Routing{r.route(event, from), r.producer_default_ttl(from)};
+    bool fresh = r.bind_sender(from, sender_id, sender, name_room);
+    return Routing{r.route(event, from), r.producer_default_ttl(from), fresh};
   });
   for (auto& route : out.routes) route.realm = realm;
   if (realm != kMirrorRealm) {
@@ -29,6 +30,31 @@ std::vector<std::string> Broker::realm_names() {
   return out;
 }
 
+size_t Broker::realm_count() {
+  std::lock_guard lock(mu_);
+  return realms_.size();
+}
+
+void Broker::recount(Slot& slot) {
+  if (slot.detached) return;
+  size_t names = slot.realm.producer_count() + slot.realm.consumer_count();
+  size_t subscriptions = slot.realm.subscription_count();
+  // Unsigned wrap-around makes "add the difference" right whichever way the count moved.
+  if (names != slot.names) names_total_.fetch_add(names - slot.names, std::memory_order_relaxed);
+  if (subscriptions != slot.subscriptions)
+    subscriptions_total_.fetch_add(subscriptions - slot.subscriptions, std::memory_order_relaxed);
+  slot.names = names;
+  slot.subscriptions = subscriptions;
+}
+
+// Called with the slot's lock held: its counts leave the totals for good.
+void Broker::detach(Slot& slot) {
+  names_total_.fetch_sub(slot.names, std::memory_order_relaxed);
+  subscriptions_total_.fetch_sub(slot.subscriptions, std::memory_order_relaxed);
+  slot.names = slot.subscriptions = 0;
+  slot.detached = true;
+}
+
 std::vector<EndpointPtr> Broker::remove_realm(const std::string& name) {
   std::shared_ptr<Slot> slot;
   {
@@ -41,7 +67,33 @@ std::vector<EndpointPtr> Broker::remove_realm(const std::string& name) {
   std::lock_guard lock(slot->mu);
   auto members = slot->realm.members();
   slot->realm = Realm();
+  detach(*slot);
   return members;
+}
+
+size_t Broker::reclaim_empty_realms() {
+  std::lock_guard lock(mu_);
+  size_t gone = 0;
+  for (auto it = realms_.begin(); it != realms_.end();) {
+    Slot& slot = *it->second;
+    // Only the map holds the slot (checked under mu_, so nobody can take it meanwhile): no thread is in
+    // the realm or about to enter it. The try_lock is for the memory order; it cannot be contended.
+    bool idle = it->second.use_count() == 1 && slot.mu.try_lock();
+    if (!idle) {
+      ++it;
+      continue;
+    }
+    bool empty = slot.realm.empty();
+    if (empty) detach(slot);
+    slot.mu.unlock();
+    if (empty) {
+      it = realms_.erase(it);
+      ++gone;
+    } else {
+      ++it;
+    }
+  }
+  return gone;
 }
 
 }  // namespace siomq::broker

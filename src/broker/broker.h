@@ -2,6 +2,7 @@
 // call in; the work done under a realm's lock is routing and bookkeeping only, never I/O.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,17 +20,21 @@ class Broker {
   struct Routing {
     std::vector<Route> routes;
     std::optional<int64_t> default_ttl_ms;  // the sending producer's (§5.5)
+    bool new_name = false;                  // `from` was a name the realm did not know: it is bound now
   };
-  // Routes a PRODUCE from `realm` — binding the sender's name as §3.5 says — and, when a realm "*"
-  // exists, in "*" as well. Every copy, in order: the realm's own first.
+  // Routes a PRODUCE from `realm` — binding the sender's name as §3.5 says, a new one only while the realm
+  // holds fewer than `name_room` names — and, when a realm "*" exists, in "*" as well. Every copy, in
+  // order: the realm's own first.
   Routing route_produce(const std::string& realm, std::string_view event, const std::string& from,
-                        const std::optional<std::string>& sender_id, const EndpointPtr& sender);
+                        const std::optional<std::string>& sender_id, const EndpointPtr& sender,
+                        size_t name_room = SIZE_MAX);
 
   // Runs `f(Realm&)` under the realm's lock, creating the realm on first use; returns what f returns.
   template <class F>
   auto with_realm(const std::string& name, F&& f) {
     std::shared_ptr<Slot> slot = slot_for(name);
     std::lock_guard lock(slot->mu);
+    Recount recount{*this, *slot};  // runs after f, still under the lock
     return f(slot->realm);
   }
 
@@ -39,21 +44,43 @@ class Broker {
   void if_realm(const std::string& name, F&& f) {
     if (std::shared_ptr<Slot> slot = existing(name)) {
       std::lock_guard lock(slot->mu);
+      Recount recount{*this, *slot};
       f(slot->realm);
     }
   }
 
-  // The names of the realms that exist now.
+  // The names of the realms that exist now, and how many there are.
   std::vector<std::string> realm_names();
+  size_t realm_count();
+  bool has_realm(const std::string& name) { return existing(name) != nullptr; }
   // Forgets a realm's live state (remove_realm, an expired ephemeral realm); returns the connections
   // that were bound in it. A call already inside the realm finishes on the detached state.
   std::vector<EndpointPtr> remove_realm(const std::string& name);
+  // Forgets the realms that hold nothing (no name, no subscription) and that no thread is using, so
+  // realm names that clients made up and left do not pile up; the next use creates them afresh.
+  // Returns how many went.
+  size_t reclaim_empty_realms();
+
+  // Names bound (producers and consumers) and subscriptions held in every realm together: the server-wide
+  // caps are checked against these. Kept up to date after each call into a realm.
+  size_t names_total() const { return names_total_.load(std::memory_order_relaxed); }
+  size_t subscriptions_total() const { return subscriptions_total_.load(std::memory_order_relaxed); }
 
  private:
   struct Slot {
     std::mutex mu;
     Realm realm;
+    size_t names = 0, subscriptions = 0;  // what the totals hold for this realm
+    bool detached = false;                // removed: no longer counted
   };
+  // Brings the totals up to date with a realm's counts when a call into it ends.
+  struct Recount {
+    Broker& broker;
+    Slot& slot;
+    ~Recount() { broker.recount(slot); }
+  };
+  void recount(Slot& slot);
+  void detach(Slot& slot);
   std::shared_ptr<Slot> existing(const std::string& name) {
     std::lock_guard lock(mu_);
     auto it = realms_.find(name);
@@ -68,6 +95,7 @@ class Broker {
 
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Slot>> realms_;
+  std::atomic<size_t> names_total_{0}, subscriptions_total_{0};
 };
 
 }  // namespace siomq::broker

@@ -252,7 +252,9 @@ struct DurableQueues::State {
 
   EndpointPtr endpoint_of(const Queue& q) {
     if (q.consumer.empty()) return nullptr;
-    return broker.with_realm(q.realm, [&](Realm& r) { return r.consumer_endpoint(q.consumer); });
+    EndpointPtr to;
+    broker.if_realm(q.realm, [&](Realm& r) { to = r.consumer_endpoint(q.consumer); });
+    return to;
   }
 
   Entry& add(Queue& q, store::Row row, bool committed) {
@@ -499,7 +501,8 @@ struct DurableQueues::State {
   bool deliver_live(const StoredMessage& message, const QueueCopy& copy) {
     auto it = queues.find(queue_id(copy.realm, copy.key, copy.consumer_id));
     if (it != queues.end() && (it->second.uncommitted || !it->second.entries.empty())) return false;
-    EndpointPtr to = broker.with_realm(copy.realm, [&](Realm& r) { return r.consumer_endpoint(copy.consumer); });
+    EndpointPtr to;
+    broker.if_realm(copy.realm, [&](Realm& r) { to = r.consumer_endpoint(copy.consumer); });
     if (!to) return false;
     sink.deliver(to, copy.key, message.payload, message.attachments);
     return true;

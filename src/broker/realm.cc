@@ -331,12 +331,20 @@ Route Realm::route_to(const std::string& key, const Subscription& s) const {
   return Route{key, s.consumer, consumer_endpoint(s.consumer), {}, s.spec.consumer_id, s.spec.durable, s.spec.policy};
 }
 
-void Realm::bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint) {
-  Producer& p = producers_[name];
-  if (p.online && p.endpoint) return;
+bool Realm::bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint,
+                        size_t name_room) {
+  auto it = producers_.find(name);
+  bool fresh = it == producers_.end();
+  if (fresh) {
+    if (producers_.size() + consumers_.size() >= name_room) return false;
+    it = producers_.try_emplace(name).first;
+  }
+  Producer& p = it->second;
+  if (p.online && p.endpoint) return false;
   p.endpoint = endpoint;
   p.online = true;
   if (id) p.id = *id;
+  return fresh;
 }
 
 std::vector<Route> Realm::route(std::string_view event, std::string_view from) {

@@ -102,8 +102,11 @@ class Realm {
   EndpointPtr consumer_endpoint(const std::string& consumer) const;
   // A producer's default TTL (PRODUCER's `default_ttl`, §5.5) in ms; nullopt when it has none.
   std::optional<int64_t> producer_default_ttl(const std::string& producer) const;
-  // PRODUCE (§3.5's `from`): a producer name with no live connection is bound to this one, silently.
-  void bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint);
+  // PRODUCE (§3.5's `from`): a producer name with no live connection is bound to this one, silently. A
+  // name the realm does not know yet is added only while the realm holds fewer than `name_room` names
+  // (the caps on names apply to PRODUCE too); returns whether it was added.
+  bool bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint,
+                   size_t name_room = SIZE_MAX);
   // Routing of PRODUCE {event, from} (§4.2, §4.4, §4.5): every copy to deliver, in order.
   std::vector<Route> route(std::string_view event, std::string_view from);
   // Broadcast to the realm (§4.6): every live connection bound to a producer or consumer name, once each.
@@ -124,6 +127,8 @@ class Realm {
   };
   Counts counts() const;
 
+  // Nothing bound, nothing subscribed: the realm can be forgotten (Broker::reclaim_empty_realms).
+  bool empty() const { return producers_.empty() && consumers_.empty() && subscriptions_.empty(); }
   size_t producer_count() const { return producers_.size(); }
   size_t consumer_count() const { return consumers_.size(); }
   size_t subscription_count() const { return subscription_count_; }  // O(1): SUBSCRIBE checks it against the cap

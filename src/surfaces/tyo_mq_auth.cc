@@ -98,6 +98,7 @@ void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
                    // A grant that arrived meanwhile (another AUTHENTICATION cannot run concurrently; the gate can
                    // have granted implicitly) is replaced, as §0 row 9 allows.
                    if (endpoint->grant && !endpoint->grant->implicit) return auth_fail(*s, m, 403, "Socket is already authenticated");
+                   if (over_realm_cap(*ctx, ctx->settings.current(), g.realm)) return auth_fail(*s, m, 429, kTooManyRealms);
                    set_grant(*ctx, *endpoint, g);
                    auth_ok(*s, m, g);
                  });
@@ -119,6 +120,7 @@ void on_authentication(const std::shared_ptr<Context>& ctx, net::Socket& socket,
   auto outcome = auth::authenticate(snap.auth, *request, endpoint->grant, now_s);
   switch (outcome.kind) {
     case auth::AuthOutcome::Kind::granted:
+      if (over_realm_cap(*ctx, snap, outcome.grant.realm)) return auth_fail(socket, msg, 429, kTooManyRealms);
       set_grant(*ctx, *endpoint, outcome.grant);
       return auth_ok(socket, msg, outcome.grant);
     case auth::AuthOutcome::Kind::refused:

@@ -158,6 +158,12 @@ std::string error_reply(int code, std::string_view message) {
   return out;
 }
 
+bool over_realm_cap(Context& ctx, const auth::Snapshot& snap, const std::string& realm) {
+  const double cap = snap.limits.server.max_realms;
+  if (cap <= 0 || static_cast<double>(ctx.broker.realm_count()) < cap) return false;
+  return !snap.auth.realm(realm) && !ctx.broker.has_realm(realm);
+}
+
 void set_grant(Context& ctx, SocketEndpoint& endpoint, auth::Grant grant) {
   bool moved = !endpoint.grant || endpoint.grant->realm != grant.realm;
   endpoint.grant = std::move(grant);
@@ -168,6 +174,10 @@ bool admit(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, Socket
            const net::Message& msg, std::string_view event, std::initializer_list<std::string_view> roles) {
   if (!snap.auth.enabled) return true;
   auto outcome = auth::gate(snap.auth, endpoint.grant, endpoint.pending_realm, event, roles);
+  if (outcome.new_grant && over_realm_cap(ctx, snap, outcome.new_grant->realm)) {
+    auth_fail(socket, msg, 429, kTooManyRealms);
+    return false;
+  }
   if (outcome.new_grant) set_grant(ctx, endpoint, std::move(*outcome.new_grant));
   if (outcome.allowed) return true;
   auth_fail(socket, msg, outcome.code, outcome.message);

@@ -160,6 +160,11 @@ std::string error_reply(int code, std::string_view message);
 // callback (§0 row 8). An implicit grant is kept on the socket.
 bool admit(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, SocketEndpoint& endpoint,
            const net::Message& msg, std::string_view event, std::initializer_list<std::string_view> roles);
+// Whether a grant into `realm` would bring a realm into being past `limits.max_realms`: a realm that is
+// configured, or that exists already, is always admitted.
+bool over_realm_cap(Context& ctx, const auth::Snapshot& snap, const std::string& realm);
+// The refusal that goes with it (AUTH_FAIL 429).
+inline constexpr std::string_view kTooManyRealms = "Too many realms on this server (limits.max_realms)";
 // Gives the socket `grant` (AUTHENTICATION or the gate) and files it under the grant's realm.
 void set_grant(Context& ctx, SocketEndpoint& endpoint, auth::Grant grant);
 

@@ -717,12 +717,14 @@ void housekeeping(Context& ctx) {
     }
   }
   const auth::IdleEviction& idle = snap->idle;
-  if (idle.enabled && now - ctx.last_idle_sweep_ms >= idle.interval_ms) {
+  if (now - ctx.last_idle_sweep_ms >= idle.interval_ms) {
     ctx.last_idle_sweep_ms = now;
     size_t forgotten = 0;
-    for (const auto& name : ctx.broker.realm_names())
+    for (const auto& name : idle.enabled ? ctx.broker.realm_names() : std::vector<std::string>{})
       forgotten += ctx.broker.with_realm(name, [&](broker::Realm& r) { return r.evict_idle(now, idle.ttl_ms); });
     if (forgotten) spdlog::info("idle eviction: {} names offline for over {} ms forgotten", forgotten, idle.ttl_ms);
+    // Realms left with nothing in them go too, eviction on or off: made-up realm names cannot pile up.
+    if (size_t gone = ctx.broker.reclaim_empty_realms()) spdlog::info("{} empty realms forgotten", gone);
   }
 }
 

@@ -186,6 +186,18 @@ bool within_rate(const auth::Snapshot& snap, net::Socket& socket, SocketEndpoint
   return false;
 }
 
+// How many names the socket's realm may hold for a PRODUCE's `from` to be bound as a new one: none once
+// the socket or the server is at its cap on names, else the realm's cap. Names made by PRODUCE count
+// like those made by PRODUCER, so a stream of fresh `from` names cannot grow a realm without bound.
+size_t name_room(Context& ctx, const auth::Snapshot& snap, const SocketEndpoint& endpoint) {
+  const auth::LimitValues& l = snap.limits.for_realm(endpoint.realm());
+  const double server_cap = snap.limits.server.max_registrations_total;
+  if (l.max_registrations_per_socket > 0 && static_cast<double>(endpoint.registrations.size()) >= l.max_registrations_per_socket)
+    return 0;
+  if (server_cap > 0 && static_cast<double>(ctx.broker.names_total()) >= server_cap) return 0;
+  return l.max_registrations_per_realm > 0 ? static_cast<size_t>(l.max_registrations_per_realm) : SIZE_MAX;
+}
+
 // PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments. Each routed
 // copy is sent live or stored, as §5.1's table says.
 void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, const std::shared_ptr<SocketEndpoint>& self,
@@ -203,7 +215,8 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
     return;
   }
   endpoint.realms.insert(realm);  // `from` binds a producer name here
-  auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, self);
+  auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, self, name_room(ctx, snap, endpoint));
+  if (routing.new_name) endpoint.registrations.insert({realm, "p:" + p->from});
   // One encoding per subscription key, shared by every consumer under it (a message has few keys).
   std::vector<std::pair<const std::string*, std::vector<FramesPtr>>> frames;
   std::vector<broker::QueueCopy> copies;
@@ -307,20 +320,25 @@ void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg
 
 // §11.1's per-socket and per-realm caps on names (PRODUCER/CONSUMER) and subscriptions: true when
 // `item` is already counted or fits; otherwise RATE_LIMITED (retry_after 60) and the event is dropped.
-// A socket's items are counted only while a cap applies; `in_realm()` is asked only when a realm cap is
-// set (counting a realm's subscriptions walks them).
-template <class Count>
+// One cap on names or subscriptions, at its three levels: the socket's own, the realm's, the server's.
+struct Cap {
+  double per_socket, per_realm, server;
+  const char *socket_reason, *realm_reason, *server_reason;
+};
+
+// A socket's items are counted only while a cap applies; `in_realm()` and `in_server()` are asked only
+// when their cap is set.
+template <class Count, class Total>
 bool within_cap(net::Socket& socket, SocketEndpoint& endpoint, std::set<std::pair<std::string, std::string>>& mine,
-                const std::pair<std::string, std::string>& item, double per_socket, double per_realm, Count in_realm,
-                const char* socket_reason, const char* realm_reason) {
-  if (per_socket <= 0 && per_realm <= 0) return true;  // not counted while no cap applies
+                const std::pair<std::string, std::string>& item, const Cap& cap, Count in_realm, Total in_server) {
+  if (cap.per_socket <= 0 && cap.per_realm <= 0 && cap.server <= 0) return true;  // not counted while no cap applies
   if (mine.count(item)) return true;
-  if (per_socket > 0 && static_cast<double>(mine.size()) >= per_socket) {
-    rate_limited(socket, endpoint, socket_reason, 60);
-    return false;
-  }
-  if (per_realm > 0 && static_cast<double>(in_realm()) >= per_realm) {
-    rate_limited(socket, endpoint, realm_reason, 60);
+  const char* reason = nullptr;
+  if (cap.per_socket > 0 && static_cast<double>(mine.size()) >= cap.per_socket) reason = cap.socket_reason;
+  else if (cap.per_realm > 0 && static_cast<double>(in_realm()) >= cap.per_realm) reason = cap.realm_reason;
+  else if (cap.server > 0 && static_cast<double>(in_server()) >= cap.server) reason = cap.server_reason;
+  if (reason) {
+    rate_limited(socket, endpoint, reason, 60);
     return false;
   }
   mine.insert(item);
@@ -369,10 +387,11 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
       foreign = true;
       return std::nullopt;
     }
-    if (!within_cap(socket, *endpoint, endpoint->subscriptions, {realm, key + '\0' + spec.consumer},
-                    limits.max_subscriptions_per_socket, limits.max_subscriptions_per_realm,
-                    [&] { return rm.subscription_count(); },
-                    "max_subscriptions_per_socket", "max_subscriptions_per_realm"))
+    Cap cap{limits.max_subscriptions_per_socket, limits.max_subscriptions_per_realm,
+            snap.limits.server.max_subscriptions_total, "max_subscriptions_per_socket", "max_subscriptions_per_realm",
+            "max_subscriptions_total"};
+    if (!within_cap(socket, *endpoint, endpoint->subscriptions, {realm, key + '\0' + spec.consumer}, cap,
+                    [&] { return rm.subscription_count(); }, [&] { return ctx.broker.subscriptions_total(); }))
       return std::nullopt;
     auto out = rm.subscribe(spec, endpoint);
     // A durable subscription is stored (§0 row 6); a re-subscription without `durable` forgets it.
@@ -461,10 +480,11 @@ void on_register(Context& ctx, net::Socket& socket, const net::Message& msg, boo
   if (!name_allowed(snap, socket, realm, reg->name)) return;
   const auth::LimitValues& limits = snap.limits.for_realm(realm);
   auto notices = ctx.broker.with_realm(realm, [&](broker::Realm& rm) -> std::optional<std::vector<broker::Notice>> {
-    if (!within_cap(socket, *endpoint, endpoint->registrations, {realm, (producer ? "p:" : "c:") + reg->name},
-                    limits.max_registrations_per_socket, limits.max_registrations_per_realm,
-                    [&] { return rm.producer_count() + rm.consumer_count(); }, "max_registrations_per_socket",
-                    "max_registrations_per_realm"))
+    Cap cap{limits.max_registrations_per_socket, limits.max_registrations_per_realm,
+            snap.limits.server.max_registrations_total, "max_registrations_per_socket", "max_registrations_per_realm",
+            "max_registrations_total"};
+    if (!within_cap(socket, *endpoint, endpoint->registrations, {realm, (producer ? "p:" : "c:") + reg->name}, cap,
+                    [&] { return rm.producer_count() + rm.consumer_count(); }, [&] { return ctx.broker.names_total(); }))
       return std::vector<broker::Notice>{};
     if (producer) return rm.register_producer(reg->name, reg->id, endpoint, reg->default_ttl_ms);
     return rm.register_consumer(reg->name, reg->id, endpoint);

@@ -292,5 +292,39 @@ TEST(Broker, RemovedRealmsAreGoneAndIfRealmDoesNotRecreateThem) {
   EXPECT_TRUE(broker.remove_realm("r").empty());
 }
 
+// Issue 12 item 8: realms that clients made up and left were never freed. An empty realm that no thread
+// is using is forgotten; one holding a name, or in use, stays.
+TEST(Broker, EmptyRealmsAreReclaimedAndTheTotalsFollow) {
+  Broker broker;
+  auto c = ep("c");
+  for (int i = 0; i < 100; ++i) broker.with_realm("r" + std::to_string(i), [](Realm&) {});
+  broker.with_realm("kept", [&](Realm& r) { r.register_producer("p", "p", c); });
+  broker.with_realm("subs", [&](Realm& r) { r.subscribe(spec("p", "e", "c1"), c); });
+  EXPECT_EQ(broker.realm_count(), 102u);
+  EXPECT_EQ(broker.names_total(), 2u);  // "p" in kept; c1 (a consumer name) in subs
+  EXPECT_EQ(broker.subscriptions_total(), 1u);
+  EXPECT_EQ(broker.reclaim_empty_realms(), 100u);
+  EXPECT_EQ(broker.realm_count(), 2u);
+  EXPECT_TRUE(broker.has_realm("kept"));
+  EXPECT_FALSE(broker.has_realm("r7"));
+  // Forgetting the names empties the realm; removing a realm takes its counts out of the totals.
+  broker.with_realm("kept", [&](Realm& r) { r.disconnect(c); });
+  broker.remove_realm("subs");
+  EXPECT_EQ(broker.subscriptions_total(), 0u);
+  EXPECT_EQ(broker.names_total(), 1u);
+}
+
+// A PRODUCE's `from` binds a new name only within the room the caps leave.
+TEST(Broker, ProduceBindsNewNamesOnlyWithinTheRoomGiven) {
+  Broker broker;
+  auto c = ep("c");
+  for (int i = 0; i < 5; ++i) {
+    auto routing = broker.route_produce("r", "e", "from" + std::to_string(i), std::nullopt, c, 3);
+    EXPECT_EQ(routing.new_name, i < 3);
+  }
+  EXPECT_EQ(broker.names_total(), 3u);
+  EXPECT_FALSE(broker.route_produce("r", "e", "from1", std::nullopt, c, 0).new_name);  // known names still route
+}
+
 }  // namespace
 }  // namespace siomq::broker
