@@ -19,6 +19,7 @@
 #include "broker/broker.h"
 #include "store/writer.h"
 #include "wire/js_json.h"
+#include "wire/log_text.h"
 #include "wire/socketio.h"
 
 namespace siomq::broker {
@@ -74,6 +75,9 @@ int64_t retry_delay_ms(const DeliveryPolicy& policy, int attempt) {
 // overflows the connection's outbound bound (which cuts the consumer) nor holds the store's rows twice.
 constexpr size_t kPrefetchWindow = 256;
 
+// What keeping one stored row in memory costs besides its bytes (entry, indexes, ids), for the byte caps.
+constexpr size_t kRowOverhead = 256;
+
 struct DurableQueues::State {
   struct Queue;
   enum class Phase { stored, in_flight, backoff };
@@ -120,6 +124,23 @@ struct DurableQueues::State {
     e.phase = Phase::stored;
     e.receipt = 0;
   }
+  // What a stored row costs against the byte caps: its bytes, and what keeping it in memory adds.
+  static size_t stored_bytes(const Entry& e) { return bytes_of(e) + kRowOverhead; }
+  static size_t copy_bytes(const StoredMessage& m) {
+    size_t n = m.payload.size() + kRowOverhead;
+    for (const auto& a : m.attachments) n += a.size();
+    return n;
+  }
+  // Whether one more copy of `bytes` fits in `realm` under the caps on rows and bytes.
+  bool fits(const std::string& realm, size_t bytes) {
+    auto over = [](size_t cap, size_t now, size_t more) { return cap && now + more > cap; };
+    auto count = realm_counts.find(realm);
+    auto held = realm_bytes.find(realm);
+    return !over(options.max_queued_per_realm, count == realm_counts.end() ? 0 : count->second, 1) &&
+           !over(options.max_queued_bytes_per_realm, held == realm_bytes.end() ? 0 : held->second, bytes) &&
+           !over(options.max_queued_bytes_total, total_bytes, bytes);
+  }
+
   bool window_open(const Queue& q) const {
     return q.flying < kPrefetchWindow && (q.flying == 0 || q.flying_bytes < options.window_bytes);
   }
@@ -200,6 +221,8 @@ struct DurableQueues::State {
   std::unordered_map<std::string, Entry*> by_id;
   std::unordered_map<std::string, std::unordered_set<Entry*>> by_socket;  // in flight or in backoff
   std::unordered_map<std::string, size_t> realm_counts;
+  std::unordered_map<std::string, size_t> realm_bytes;  // stored_bytes() of a realm's rows
+  size_t total_bytes = 0;
   // Both sets hold only live entries (a removed entry leaves them at once), so memory follows what is
   // stored, not what went through. An entry's deadline means "ACK timeout" in flight, "retry" in backoff.
   struct ByTime {
@@ -265,6 +288,8 @@ struct DurableQueues::State {
     if (!committed) ++q.uncommitted;
     by_id[e.row.id] = &e;
     ++realm_counts[q.realm];
+    realm_bytes[q.realm] += stored_bytes(e);
+    total_bytes += stored_bytes(e);
     if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, &e);
     return e;
   }
@@ -297,6 +322,8 @@ struct DurableQueues::State {
     if (!e.committed) --q.uncommitted;
     by_id.erase(e.row.id);
     if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
+    total_bytes -= stored_bytes(e);
+    if ((realm_bytes[q.realm] -= stored_bytes(e)) == 0) realm_bytes.erase(q.realm);
     q.entries.erase(e.row.seq);
     // An empty queue holds nothing worth keeping (the next copy or replay brings its consumer and
     // policy): the sweep drops it, so queues keyed by short-lived socket ids do not pile up.
@@ -418,7 +445,7 @@ struct DurableQueues::State {
     store::DeadRow d{e.row, std::move(reason), unix_ms()};
     std::vector<store::Op> ops{delete_row(d.row.seq),
                                store::Op{store::Op::Kind::put_dead, d.row.seq, {}, store::encode_dead_row(d)}};
-    spdlog::info("dead-lettered {} for {} in realm {}: {}", d.row.id, d.row.consumer, d.row.realm, d.reason);
+    spdlog::info("dead-lettered {} for {} in realm {}: {}", d.row.id, log_text(d.row.consumer), d.row.realm, d.reason);
     dead_by_id[d.row.id] = d.row.seq;
     dead.emplace(d.row.seq, std::move(d));
     ++counters.dead_lettered;
@@ -464,10 +491,12 @@ struct DurableQueues::State {
     std::vector<std::string> ids;
     for (const QueueCopy& copy : copies) {
       if (copy.live && deliver_live(*message, copy)) continue;
-      if (options.max_queued_per_realm && realm_counts[copy.realm] >= options.max_queued_per_realm) {
+      if (!fits(copy.realm, copy_bytes(*message))) {
         if (counters.dropped_over_cap++ % 1000 == 0)
-          spdlog::warn("realm {}: max_queued_per_realm ({}) reached; copy for {} dropped ({} so far)", copy.realm,
-                       options.max_queued_per_realm, copy.consumer_id, counters.dropped_over_cap);
+          spdlog::warn("realm {}: max_queued_per_realm ({}) or the queued bytes caps ({} per realm, {} in all) reached; "
+                       "copy for {} dropped ({} so far)", copy.realm, options.max_queued_per_realm,
+                       options.max_queued_bytes_per_realm, options.max_queued_bytes_total, log_text(copy.consumer_id),
+                       counters.dropped_over_cap);
         continue;
       }
       Queue& q = queue_for(copy);
@@ -858,6 +887,7 @@ void DurableQueues::stats(std::function<void(const QueueStats&)> done) {
     QueueStats out = s->counters;
     out.queues = s->queues.size();
     out.queued = s->by_id.size();
+    out.queued_bytes = s->total_bytes;
     out.dead = s->dead.size();
     for (const auto& [socket, entries] : s->by_socket) {
       for (const auto* e : entries) out.in_flight += e->phase == State::Phase::in_flight;

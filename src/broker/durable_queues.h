@@ -42,6 +42,10 @@ class DeliverySink {
 struct QueueOptions {
   std::optional<int64_t> default_ttl_ms = 86400 * 1000LL;  // storage default_ttl; nullopt: never expires
   size_t max_queued_per_realm = 0;                          // 0: unlimited
+  // Bytes held by stored copies (payload + attachments + kRowOverhead each), per realm and in all; a copy
+  // past either is dropped and counted like one past max_queued_per_realm. 0: unlimited.
+  size_t max_queued_bytes_per_realm = 0;
+  size_t max_queued_bytes_total = 0;
   std::chrono::milliseconds expiry_interval{1000};          // how often expired rows are purged
   // The bytes of stored copies one queue has out at once (besides the count, kPrefetchWindow); at least
   // one copy goes whatever its size. The server sets a quarter of the connection's outbound bound, so a
@@ -74,6 +78,7 @@ struct QueueCopy {
 struct QueueStats {
   uint64_t queues = 0;     // queues holding rows (empty ones are dropped by the next sweep)
   uint64_t queued = 0;     // rows stored now
+  uint64_t queued_bytes = 0;  // what they hold, as the byte caps count it
   uint64_t in_flight = 0;  // delivered, waiting for an ACK
   uint64_t dead = 0;       // rows in the DLQ
   uint64_t enqueued = 0, acked = 0, redelivered = 0, ack_timeouts = 0, dead_lettered = 0, expired = 0,

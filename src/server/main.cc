@@ -76,9 +76,13 @@ int run(Options opt) {
   net::SioServer sio(pool);
   broker::Broker broker;
   auto sink = surfaces::make_tyo_mq_sink();
-  broker::QueueOptions queue_options{st.default_ttl_ms, st.max_queued_per_realm, std::chrono::milliseconds(1000)};
+  broker::QueueOptions queue_options;
+  queue_options.default_ttl_ms = st.default_ttl_ms;
+  queue_options.max_queued_per_realm = st.max_queued_per_realm;
   // A queue's window of unacknowledged (or not yet sent) copies fits four times in the outbound bound.
   queue_options.window_bytes = std::max<size_t>(1, settings.transport.max_outbound_bytes / 4);
+  queue_options.max_queued_bytes_per_realm = st.max_queued_bytes_per_realm;
+  queue_options.max_queued_bytes_total = st.max_queued_bytes_total;
   broker::DurableQueues queues(broker, writer, *sink, queue_options);
   for (const auto& restored : queues.load(std::move(contents)))
     broker.with_realm(restored.first, [&](broker::Realm& r) { r.restore(restored.second); });

@@ -101,6 +101,11 @@ StorageSettings read_storage(const json& doc) {
     bool enabled = !(l.contains("enabled") && l.at("enabled") == false);
     if (enabled && l.contains("max_queued_per_realm"))
       st.max_queued_per_realm = read_count(l.at("max_queued_per_realm"), "limits.max_queued_per_realm");
+    // Memory bounds, not tyo-mq's: they apply with the block switched off too.
+    if (l.contains("max_queued_bytes_per_realm"))
+      st.max_queued_bytes_per_realm = read_count(l.at("max_queued_bytes_per_realm"), "limits.max_queued_bytes_per_realm");
+    if (l.contains("max_queued_bytes_total"))
+      st.max_queued_bytes_total = read_count(l.at("max_queued_bytes_total"), "limits.max_queued_bytes_total");
   }
   return st;
 }

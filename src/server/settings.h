@@ -20,6 +20,10 @@ struct StorageSettings {
   std::string redis_prefix = "siomq";
   std::optional<int64_t> default_ttl_ms = 86400 * 1000LL;  // nullopt: stored copies never expire
   size_t max_queued_per_realm = 0;                          // 0: unlimited
+  // Bytes of stored copies (payload, attachments and 256 per row: they are held in memory too), per realm
+  // and for the server; beyond them copies are dropped like beyond max_queued_per_realm. 0: unlimited.
+  size_t max_queued_bytes_per_realm = size_t{1} << 30;
+  size_t max_queued_bytes_total = size_t{4} << 30;
   std::string data_dir;  // storage_options.path (or filename): the file store's directory; "" : --data-dir
 };
 

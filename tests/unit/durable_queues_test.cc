@@ -386,6 +386,32 @@ TEST_F(DurableQueuesTest, RealmCapDropsWhatIsOver) {
   EXPECT_EQ(enqueue("{}", {QueueCopy{"other", "p-e", "a", "a", ack_policy()}}), 1u);
 }
 
+// Issue 12 item 8: stored copies are held in memory, so a realm's (and the server's) are capped in bytes
+// as well as in rows: each counts its payload and 256 bytes of bookkeeping.
+TEST_F(DurableQueuesTest, QueuedBytesAreCappedPerRealmAndInAll) {
+  shutdown();
+  QueueOptions options;
+  options.max_queued_bytes_per_realm = 3 * (1000 + 256);
+  options.max_queued_bytes_total = 5 * (1000 + 256);
+  start(store::open_memory(), options);
+  std::string k1 = "{\"pad\":\"" + std::string(990, 'x') + "\"}";  // 1000 bytes
+  EXPECT_EQ(enqueue(k1, {copy("a", ack_policy()), copy("b", ack_policy())}), 2u);
+  EXPECT_EQ(enqueue(k1, {copy("a", ack_policy()), copy("b", ack_policy())}), 1u);  // the realm's third fits, not a fourth
+  EXPECT_EQ(stats().dropped_over_cap, 1u);
+  EXPECT_EQ(stats().queued_bytes, 3u * (1000 + 256));
+  EXPECT_EQ(enqueue(k1, {QueueCopy{"other", "p-e", "a", "a", ack_policy()}, QueueCopy{"other", "p-e", "b", "b", ack_policy()},
+                         QueueCopy{"other", "p-e", "c", "c", ack_policy()}}),
+            2u);  // the server's cap: 5 in all
+  EXPECT_EQ(stats().dropped_over_cap, 2u);
+  // What leaves makes room again.
+  auto c = online("a", "s1");
+  queues_->replay(copy("a", ack_policy()), c);
+  auto sent = sink_.wait_for(2);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(ack("s1", msg_id(sent[0].payload)).first, 200);
+  EXPECT_EQ(enqueue(k1, {QueueCopy{"other", "p-e", "c", "c", ack_policy()}}), 1u);
+}
+
 TEST_F(DurableQueuesTest, DeadLetterListDiscardReplay) {
   auto c = online("c", "s1");
   enqueue("{\"n\":1}", {copy("c", ack_policy(50, 1, 10))});
