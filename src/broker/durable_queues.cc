@@ -7,6 +7,7 @@
 #include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <pthread.h>
@@ -244,6 +245,7 @@ struct DurableQueues::State {
   std::vector<std::pair<std::function<void(const Status&)>, Status>> written;
   uint64_t next_seq = 1;
   uint64_t next_receipt = 1;
+  std::atomic<size_t> unwritten{0};  // bytes enqueued whose write has not finished (DurableQueues::behind)
   QueueStats counters;
 
   // "msg-" base36(now ms) "-" 12 hex digits, as the reference makes them.
@@ -796,8 +798,22 @@ void DurableQueues::stop() {
 }
 
 void DurableQueues::enqueue(std::shared_ptr<const StoredMessage> message, std::vector<QueueCopy> copies, Confirm done) {
-  state_->post([s = state_.get(), message = std::move(message), copies = std::move(copies),
-                done = std::move(done)]() mutable { s->enqueue(message, copies, std::move(done)); });
+  State* s = state_.get();
+  const size_t bytes = State::copy_bytes(*message) * copies.size();
+  s->unwritten.fetch_add(bytes, std::memory_order_relaxed);
+  // The bytes count until the copies are written (or refused): the confirm is where that is known.
+  Confirm counted = [s, bytes, done = std::move(done)](size_t stored, const Status& status) {
+    s->unwritten.fetch_sub(bytes, std::memory_order_relaxed);
+    if (done) done(stored, status);
+  };
+  s->post([s, message = std::move(message), copies = std::move(copies), counted = std::move(counted)]() mutable {
+    s->enqueue(message, copies, std::move(counted));
+  });
+}
+
+bool DurableQueues::behind() const {
+  const size_t cap = state_->options.max_unwritten_bytes;
+  return cap && state_->unwritten.load(std::memory_order_relaxed) > cap;
 }
 
 void DurableQueues::replay(QueueCopy queue, EndpointPtr endpoint) {

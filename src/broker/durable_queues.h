@@ -51,6 +51,9 @@ struct QueueOptions {
   // one copy goes whatever its size. The server sets a quarter of the connection's outbound bound, so a
   // replay never makes its consumer a slow consumer.
   size_t window_bytes = 16 * 1024 * 1024;
+  // Bytes of copies handed to enqueue() whose write has not finished yet: past this the store is behind
+  // (behind() says so) and the surface refuses new copies instead of queueing without bound.
+  size_t max_unwritten_bytes = 256 * 1024 * 1024;
 };
 
 // A produced message, shared by the copies stored for it.
@@ -106,6 +109,9 @@ class DurableQueues {
   // online in the meantime.
   using Confirm = std::function<void(size_t stored, const Status& status)>;
   void enqueue(std::shared_ptr<const StoredMessage> message, std::vector<QueueCopy> copies, Confirm done);
+  // Whether the copies enqueued and not yet written exceed QueueOptions::max_unwritten_bytes: the disk (or
+  // Redis) is slower than the publishers. Any thread.
+  bool behind() const;
 
   // SUBSCRIBE's replay (§5.4) of one queue to `endpoint`, in order, a window at a time: in ACK mode each
   // row goes out as attempt 1 with a fresh ACK timer and the next rows as ACKs free the window; without

@@ -241,6 +241,14 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
     if (msg.ack_id) socket.ack(*msg.ack_id, confirm_reply(0, Ok{}));
     return;
   }
+  if (ctx.queues.behind()) {
+    // The store is slower than the publishers: what would be stored is refused now, with the reason,
+    // rather than queued without bound (live copies have gone out). The producer retries after a second.
+    rate_limited(socket, endpoint, "store_backlog", 1);
+    if (msg.ack_id)
+      socket.ack(*msg.ack_id, confirm_reply(0, make_error("the store is behind; nothing was stored, retry later", 503)));
+    return;
+  }
   auto message = std::make_shared<broker::StoredMessage>();
   message->payload = std::move(payload);
   message->attachments = attachments;

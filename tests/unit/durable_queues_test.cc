@@ -412,6 +412,54 @@ TEST_F(DurableQueuesTest, QueuedBytesAreCappedPerRealmAndInAll) {
   EXPECT_EQ(enqueue(k1, {QueueCopy{"other", "p-e", "c", "c", ack_policy()}}), 1u);
 }
 
+// A backend whose writes wait until the test opens the gate: a disk slower than the publishers.
+class GatedBackend : public store::Backend {
+ public:
+  GatedBackend() : inner_(store::open_memory()) {}
+  const char* name() const override { return "gated"; }
+  Contents load() override { return inner_->load(); }
+  Status write(const std::vector<store::Op>& ops, bool sync) override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return open_; });
+    return inner_->write(ops, sync);
+  }
+  void open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::unique_ptr<store::Backend> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Issue 12 item 14: the store writer's queue grew without bound while the disk was behind. The bytes
+// enqueued and not yet written are counted; past max_unwritten_bytes the queues say they are behind
+// (the surface then refuses new copies), and catching up clears it.
+TEST_F(DurableQueuesTest, BehindWhileTheUnwrittenBytesPassTheirBound) {
+  shutdown();
+  QueueOptions options;
+  options.max_unwritten_bytes = 10 * (1000 + 256);
+  auto gated = std::make_unique<GatedBackend>();
+  GatedBackend* gate = gated.get();
+  start(std::move(gated), options);
+  std::string k1 = "{\"pad\":\"" + std::string(990, 'x') + "\"}";
+  std::atomic<int> confirmed{0};
+  for (int i = 0; i < 12; ++i) {
+    auto m = std::make_shared<StoredMessage>();
+    m->payload = k1;
+    queues_->enqueue(m, {copy("c", ack_policy())}, [&](size_t, const Status&) { ++confirmed; });
+    EXPECT_EQ(queues_->behind(), i >= 10) << i;
+  }
+  gate->open();
+  for (int i = 0; i < 200 && confirmed < 12; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(confirmed.load(), 12);
+  EXPECT_FALSE(queues_->behind());
+}
+
 TEST_F(DurableQueuesTest, DeadLetterListDiscardReplay) {
   auto c = online("c", "s1");
   enqueue("{\"n\":1}", {copy("c", ack_policy(50, 1, 10))});
