@@ -358,6 +358,9 @@ std::optional<std::string_view> EngineSession::tick(Clock::time_point now) {
     upgrading_ = false;
   }
   if (handler_ && !handler_->joined() && now - opened_at_ > options_.connect_timeout) return "connect timeout";
+  // A binary packet's attachments get one heartbeat period (ping interval + timeout) to arrive in full.
+  if (handler_ && handler_->unfinished_since(now - options_.ping_interval - options_.ping_timeout))
+    return "attachments timeout";
   if (protocol_ == 3) {
     if (now >= heard_by_) return "ping timeout";
     return std::nullopt;

@@ -1,6 +1,7 @@
 // The layer above an Engine.IO session (the Socket.IO client state) as the session sees it.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,9 @@ class SessionHandler {
   virtual void on_close(std::string_view reason) = 0;
   // Whether the client has joined any namespace yet (a session that never does is dropped).
   virtual bool joined() const = 0;
+  // Whether a message begun before `since` is still unfinished (a binary packet's attachments that never
+  // came): the session closes rather than hold it forever.
+  virtual bool unfinished_since(std::chrono::steady_clock::time_point since) const = 0;
 };
 
 }  // namespace siomq::net

@@ -101,7 +101,13 @@ bool SioClient::decoded(Result<std::optional<sio::Packet>> r) {
                  r.error().message);
     return false;
   }
-  if (!r->has_value()) return true;  // attachments still to come
+  if (!r->has_value()) {
+    // Attachments still to come: the first wait of a packet starts its clock (EngineSession::tick).
+    if (!waiting_) awaiting_since_ = std::chrono::steady_clock::now();
+    waiting_ = true;
+    return true;
+  }
+  waiting_ = false;
   return handle(std::move(**r));
 }
 

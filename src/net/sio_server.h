@@ -71,6 +71,9 @@ class SioClient : public SessionHandler {
   bool on_binary(std::string bytes) override;
   void on_close(std::string_view reason) override;
   bool joined() const override { return ever_joined_; }
+  bool unfinished_since(std::chrono::steady_clock::time_point since) const override {
+    return decoder_.awaiting_attachments() && awaiting_since_ < since;
+  }
 
   EngineSession& session() { return session_; }
   SioServer& server() { return server_; }
@@ -87,6 +90,8 @@ class SioClient : public SessionHandler {
   SioServer& server_;
   EngineSession& session_;
   sio::Decoder decoder_;
+  std::chrono::steady_clock::time_point awaiting_since_;  // when the decoder began waiting for attachments
+  bool waiting_ = false;
   std::vector<std::shared_ptr<Socket>> sockets_;
   bool ever_joined_ = false;
 };

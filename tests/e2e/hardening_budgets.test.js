@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
 const { startServer, delay } = require('./lib/server');
-const { connectV4, waitFor, TIME_SCALE } = require('./lib/clients');
+const { connectV4, waitFor, RawEio, withTimeout, TIME_SCALE } = require('./lib/clients');
 
 const EIO = '/socket.io/?EIO=4&transport=polling';
 
@@ -109,4 +109,19 @@ test('a peer that stops reading is reset 5 s after its close, not kept with its 
   sock.write(clientFrame('42/diagnostics,["flood",5000,10000]'));
   await server.waitForLog('slow consumer', 10000 * TIME_SCALE);
   await server.waitForLog('connection reset', 15000 * TIME_SCALE);
+});
+
+// A binary packet whose attachments never come was held for as long as the client kept answering pings.
+// Now its attachments get one heartbeat period (ping interval + ping timeout), then the session closes.
+test('a binary packet whose attachments never arrive closes its session after one heartbeat period', async (t) => {
+  const server = await startServer(t, { settings: { transport: { ping_interval: 300, ping_timeout: 300 } } });
+  const raw = new RawEio(server.url);
+  t.after(() => raw.close());
+  await raw.open();
+  await raw.connect();
+  raw.send('451-["PRODUCE",{"event":"e","from":"p","message":{"_placeholder":true,"num":0}}]');
+  const t0 = Date.now();
+  await withTimeout(raw.closedPromise, 10000 * TIME_SCALE, 'the session closed');
+  t.diagnostic(`closed after ${Date.now() - t0} ms; pings answered: ${raw.pings || 0}`);
+  assert.ok(raw.pings >= 1, 'the client kept answering pings meanwhile');
 });
