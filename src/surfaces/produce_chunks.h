@@ -44,6 +44,10 @@ class ChunkAssembler {
   // pieces are missing (then `received` / `total` say how far the transfer is), or an error.
   Result<std::optional<std::string>> add(ProduceChunk chunk, int64_t now_ms);
   size_t received(const std::string& transfer_id) const;
+  // Drops every transfer that received nothing for over kTransferIdleMs before `now_ms`. add() does it
+  // too; the surface's timer calls it while transfers are open, so a socket that stops sending does not
+  // keep its share of the global budget.
+  void drop_idle(int64_t now_ms);
 
   size_t bytes() const { return bytes_; }
   size_t transfers() const { return transfers_.size(); }
@@ -58,7 +62,6 @@ class ChunkAssembler {
     std::map<size_t, std::string> pieces;
   };
   void drop(std::map<std::string, Transfer>::iterator it);
-  void drop_idle(int64_t now_ms);
   void charge(Transfer& t, size_t cost);
 
   std::map<std::string, Transfer> transfers_;

@@ -71,8 +71,9 @@ class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_t
   int64_t rate_limited_at_ms = 0;
   std::string ip;  // the address limits count (X-Forwarded-For's first hop when trust_proxy)
 
-  // PRODUCE_CHUNK transfers in progress; dropped with the socket.
+  // PRODUCE_CHUNK transfers in progress; dropped with the socket, or by a timer once idle.
   ChunkAssembler chunks;
+  bool watching_chunks = false;  // that timer is armed
 
  private:
   void drain_outbox();

@@ -299,6 +299,22 @@ void on_ack(Context& ctx, net::Socket& socket, const net::Message& msg) {
   });
 }
 
+// While a socket has unfinished transfers, a timer on its worker drops the idle ones even if no piece
+// follows: a sender that stops must not hold its share of the server's chunk budget until it disconnects.
+void watch_idle_transfers(const std::shared_ptr<SocketEndpoint>& endpoint) {
+  if (endpoint->watching_chunks || endpoint->chunks.transfers() == 0) return;
+  endpoint->watching_chunks = true;
+  auto timer = std::make_shared<boost::asio::steady_timer>(endpoint->worker().io(),
+                                                          std::chrono::milliseconds(kTransferIdleMs / 2));
+  timer->async_wait([timer, weak = std::weak_ptr<SocketEndpoint>(endpoint)](const boost::system::error_code&) {
+    auto e = weak.lock();
+    if (!e) return;
+    e->watching_chunks = false;
+    e->chunks.drop_idle(unix_ms());
+    watch_idle_transfers(e);
+  });
+}
+
 // PRODUCE_CHUNK (§3.6): pieces of a PRODUCE's JSON, joined in index order once `total` have arrived.
 void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg) {
   const auth::Snapshot& snap = ctx.settings.current();
@@ -313,6 +329,7 @@ void on_produce_chunk(Context& ctx, net::Socket& socket, const net::Message& msg
   const std::string transfer = chunk->transfer_id;
   const size_t total = chunk->total;
   auto joined = endpoint->chunks.add(std::move(*chunk), unix_ms());
+  watch_idle_transfers(endpoint);
   if (!joined) return reply_error(socket, msg, joined.error());
   if (!*joined) {
     // A piece sent with an ack id is answered at once; the last one gets the PRODUCE's own answer.

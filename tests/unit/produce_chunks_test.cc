@@ -73,6 +73,20 @@ TEST(ChunkAssembler, DropsTransfersIdleLongerThanTheDeadline) {
   EXPECT_EQ(a.received("old"), 0u);
 }
 
+// Without another piece: the surface's timer calls drop_idle, and the bytes go back to the global budget.
+TEST(ChunkAssembler, DropIdleFreesTheBudgetWithoutAnotherPiece) {
+  ChunkAssembler a;
+  size_t before = ChunkAssembler::global_bytes();
+  ASSERT_TRUE(a.add(piece("t", 0, 2, std::string(1000, 'x')), 0).ok());
+  EXPECT_GT(ChunkAssembler::global_bytes(), before);
+  a.drop_idle(kTransferIdleMs);  // not idle for longer yet
+  EXPECT_EQ(a.transfers(), 1u);
+  a.drop_idle(kTransferIdleMs + 1);
+  EXPECT_EQ(a.transfers(), 0u);
+  EXPECT_EQ(a.bytes(), 0u);
+  EXPECT_EQ(ChunkAssembler::global_bytes(), before);
+}
+
 TEST(ChunkAssembler, TheGlobalBudgetBoundsEverySocketTogether) {
   const std::string mib(1 << 20, 'x');
   std::vector<std::unique_ptr<ChunkAssembler>> sockets;
