@@ -27,6 +27,10 @@ struct TransportOptions {
   // Client connections the whole server holds at most; one more is closed as soon as it is accepted.
   // 50,000 idle connections take about 150 MB; limits.max_connections_per_ip divides them fairly.
   size_t max_connections = 50000;
+  // Bytes all connections together may hold for messages still arriving (each one's share is bounded by
+  // max_payload): past it, connections holding such bytes stop reading until the total falls, and one that
+  // stays paused for 10 s is closed (1013, try again later). 0: unlimited.
+  size_t max_inbound_bytes = 512 * 1024 * 1024;
 };
 
 }  // namespace siomq::net

@@ -25,6 +25,11 @@ constexpr size_t kPackLimit = 64 * 1024;  // (what a connection holds beyond its
 // A close waits this long for what is queued (and the close frame) to be written; a peer that does not
 // read by then is reset, so a stalled peer cannot hold its queued frames forever.
 constexpr auto kCloseDeadline = std::chrono::seconds(5);
+// Over the inbound budget, a paused connection looks again this often, and gives up after kMaxPause:
+// connections that all hold part of a message and wait for room cannot hold the budget forever.
+constexpr auto kPauseRecheck = std::chrono::milliseconds(20);
+constexpr auto kMaxPause = std::chrono::seconds(10);
+constexpr uint16_t kCloseTryAgainLater = 1013;
 }  // namespace
 
 WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message, bool prefix_binary)
@@ -84,8 +89,35 @@ void WebSocketConnection::on_readable() {
       finish();
       return;
     }
-    wait_readable();
+    read_on();
   }
+}
+
+void WebSocketConnection::read_on() {
+  inbound_.set(reader_.held());
+  if (closing_ || !reader_.has_partial() || !InboundBudget::over()) {
+    pause_.reset();
+    wait_readable();
+    return;
+  }
+  if (!pause_) {
+    pause_ = std::make_unique<Pause>(Pause{asio::steady_timer(socket_.get_executor()), std::chrono::steady_clock::now()});
+    spdlog::debug("websocket: the server's inbound budget is spent ({} bytes held); reading paused", InboundBudget::total());
+  }
+  pause_->timer.expires_after(kPauseRecheck);
+  pause_->timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec && !self->closed_) self->check_pause();
+  });
+}
+
+void WebSocketConnection::check_pause() {
+  if (pause_ && InboundBudget::over() && std::chrono::steady_clock::now() - pause_->since > kMaxPause) {
+    spdlog::info("websocket: paused for {} s over the server's inbound budget; closing (1013)", kMaxPause.count());
+    close(kCloseTryAgainLater);
+    wait_readable();  // the peer's answer to the close, or its end
+    return;
+  }
+  read_on();
 }
 
 bool WebSocketConnection::handle_event(const ws::Event& ev) {
@@ -260,6 +292,8 @@ void WebSocketConnection::finish() {
   closing_ = true;
   boost::system::error_code ec;
   close_timer_.cancel();
+  if (pause_) pause_->timer.cancel();
+  inbound_.set(0);
   socket_.close(ec);
   queue_.clear();
   queued_bytes_ = 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "net/connection_count.h"
+#include "net/inbound_budget.h"
 #include "net/out_frame.h"
 #include "wire/websocket.h"
 
@@ -55,6 +56,9 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   void fire_receipts();
   void finish();
   void send_control(ws::Opcode op, std::string payload);
+  // Reading again after on_readable: at once, or once the server-wide inbound budget has room.
+  void read_on();
+  void check_pause();
 
   ConnectionCount counted_;
   boost::asio::ip::tcp::socket socket_;
@@ -76,6 +80,12 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   bool closing_ = false;  // close frame queued; nothing more is sent
   bool closed_ = false;   // socket shut
   boost::asio::steady_timer close_timer_;  // the close's deadline
+  InboundBudget inbound_;                  // what reader_ holds of unfinished input, in the server's total
+  struct Pause {
+    boost::asio::steady_timer timer;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::unique_ptr<Pause> pause_;  // reading paused over the inbound budget (allocated only then)
 };
 
 }  // namespace siomq::net

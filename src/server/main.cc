@@ -16,6 +16,7 @@
 #include "broker/broker.h"
 #include "broker/durable_queues.h"
 #include "net/engine_server.h"
+#include "net/inbound_budget.h"
 #include "net/listener.h"
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
@@ -116,6 +117,7 @@ int run(Options opt) {
   if (settings.diagnostics) surfaces::register_diagnostics(sio);
 
   const net::TransportOptions& transport = settings.transport;
+  net::InboundBudget::set_limit(transport.max_inbound_bytes);
   net::EngineServer engine(pool, transport, [&sio](net::EngineSession& s) { return sio.make_client(s); });
   net::HttpRoutes routes;
   routes.handlers.emplace_back([&engine](const auto& conn, net::HttpRequest& req) { return engine.handle(conn, req); });

@@ -23,10 +23,9 @@ constexpr std::array kKnownKeys = {
     // siomq's own:
     "transport", "diagnostics"};
 
-constexpr std::array kTransportKeys = {"path",           "ping_interval",        "ping_timeout",
-                                       "upgrade_timeout", "connect_timeout",      "http_request_timeout",
-                                       "max_payload",     "max_outbound_bytes",   "max_http_header",
-                                       "allow_eio3",     "max_connections"};
+constexpr std::array kTransportKeys = {"path",          "ping_interval",   "ping_timeout",      "upgrade_timeout",
+                                       "connect_timeout", "http_request_timeout", "max_payload", "max_outbound_bytes",
+                                       "max_http_header", "allow_eio3",      "max_connections",   "max_inbound_bytes"};
 
 template <size_t N>
 bool known(const std::array<const char*, N>& keys, const std::string& k) {
@@ -140,6 +139,7 @@ Settings settings_from_json(const json& doc) {
     o.max_outbound_bytes = read_size(t, "max_outbound_bytes", o.max_outbound_bytes);
     o.max_http_header = read_size(t, "max_http_header", o.max_http_header);
     o.max_connections = read_size(t, "max_connections", o.max_connections);
+    o.max_inbound_bytes = read_size(t, "max_inbound_bytes", o.max_inbound_bytes);
     if (t.contains("allow_eio3")) {
       if (!t.at("allow_eio3").is_boolean()) throw std::runtime_error("transport.allow_eio3 must be a boolean");
       o.allow_eio3 = t.at("allow_eio3").get<bool>();

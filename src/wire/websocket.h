@@ -55,6 +55,8 @@ class Reader {
   Status feed(char* data, size_t n, F&& on_event);
 
   bool has_partial() const { return !pending_.empty() || in_message_; }
+  // The memory held for an unfinished frame or message (0 when there is none).
+  size_t held() const { return has_partial() ? pending_.capacity() + message_.capacity() : 0; }
 
  private:
   // Parses one frame from [p, p+n). Returns the bytes consumed (0: need more) or an error.

@@ -2,14 +2,19 @@
 // which tell the durable queues that the frames queued before have left for the peer.
 #include "net/websocket_connection.h"
 
+#include "wire/websocket.h"
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 
+#include <boost/asio/write.hpp>
+
 #include <chrono>
 #include <optional>
+#include <thread>
 
 namespace siomq::net {
 namespace {
@@ -70,6 +75,31 @@ TEST(WebSocketConnectionReceipts, APeerThatDoesNotReadHoldsTheReceiptAndItsClose
   p.client.close();
   p.run_until([&] { return got.has_value(); }, 7000ms);  // the write fails, or the close deadline resets it
   EXPECT_EQ(got, std::optional<bool>(false));
+}
+
+// Issue 12 item 6: a server-wide budget for what connections hold of messages still arriving. Past it a
+// connection holding part of a frame stops reading (TCP pushes back on the sender) until there is room.
+TEST(WebSocketConnectionInbound, ReadingPausesOverTheServerBudgetAndResumesWithRoom) {
+  Pair p;
+  InboundBudget::set_limit(100 * 1024);
+  // The first 900 KB of a 1 MB frame (mask key zero: the payload goes as it is).
+  uint8_t h[ws::kMaxHeaderSize];
+  const uint8_t key[4] = {0, 0, 0, 0};
+  size_t n = ws::encode_header(h, ws::Opcode::kBinary, true, 1000000, key);
+  std::string part(reinterpret_cast<char*>(h), n);
+  part.append(900000, 'x');
+  std::thread writer([&] { asio::write(p.client, asio::buffer(part)); });
+  p.run_until([] { return false; }, 500ms);
+  const size_t paused_at = InboundBudget::total();
+  EXPECT_GT(paused_at, 100u * 1024);      // the read that passed the budget is kept
+  EXPECT_LT(paused_at, 900u * 1000);      // but no more is read
+  InboundBudget::set_limit(0);            // room again
+  p.run_until([] { return InboundBudget::total() >= 900000; }, 2000ms);
+  EXPECT_GE(InboundBudget::total(), 900000u);
+  writer.join();
+  p.client.close();
+  p.run_until([] { return InboundBudget::total() == 0; }, 2000ms);
+  EXPECT_EQ(InboundBudget::total(), 0u);  // a closed connection gives its share back
 }
 
 }  // namespace
