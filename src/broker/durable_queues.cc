@@ -90,6 +90,7 @@ struct DurableQueues::State {
     int attempt = 0;
     bool acking = false;  // an ACK's deletion is being written
     uint64_t receipt = 0;  // without ACK: sent, deleted once the transport receipt with this token comes
+    size_t charge = 0;     // what it counts against the byte caps (see charge_of)
     std::string socket;  // where the current attempt went
     std::optional<SteadyClock::time_point> due;  // the pending ACK deadline or retry, in `deadlines`
   };
@@ -99,7 +100,6 @@ struct DurableQueues::State {
     std::map<uint64_t, Entry> entries;  // by seq: the delivery order
     size_t uncommitted = 0;             // entries whose write is in progress
     size_t flying = 0;                  // entries in flight or in backoff: at most kPrefetchWindow
-    size_t flying_bytes = 0;            // their payload and attachment bytes
     size_t acking = 0;                  // entries whose ACK's deletion is being written
     std::string id;                     // its key in `queues`
   };
@@ -111,22 +111,48 @@ struct DurableQueues::State {
     return n;
   }
 
-  // An entry enters the window (sent) or leaves it (back to stored, or forgotten).
+  // An entry enters the window (sent: its socket is set) or leaves it (back to stored, or forgotten).
+  // The count is the queue's; the bytes are the connection's, shared by all its queues, since what the
+  // window protects is the connection's outbound bound.
   void take_off(Entry& e) {
     if (occupies(e)) return;
     ++e.queue->flying;
-    e.queue->flying_bytes += bytes_of(e);
+    socket_bytes[e.socket] += bytes_of(e);
   }
   void land(Entry& e) {
     if (occupies(e)) {
       --e.queue->flying;
-      e.queue->flying_bytes -= bytes_of(e);
+      release_bytes(e.socket, bytes_of(e));
     }
     e.phase = Phase::stored;
     e.receipt = 0;
   }
-  // What a stored row costs against the byte caps: its bytes, and what keeping it in memory adds.
-  static size_t stored_bytes(const Entry& e) { return bytes_of(e) + kRowOverhead; }
+  void release_bytes(const std::string& socket, size_t bytes) {
+    auto it = socket_bytes.find(socket);
+    if (it == socket_bytes.end()) return;
+    if ((it->second -= bytes) == 0) socket_bytes.erase(it);
+    // Queues of this connection that stopped for want of its room go on (after the current event, so
+    // that no pump runs inside another).
+    auto waiting = starved.find(socket);
+    if (waiting == starved.end()) return;
+    std::vector<std::string> ids(waiting->second.begin(), waiting->second.end());
+    starved.erase(waiting);
+    post([this, ids = std::move(ids)] {
+      for (const auto& id : ids) {
+        auto q = queues.find(id);
+        if (q != queues.end()) pump(q->second, true);
+      }
+    });
+  }
+  // What a stored row costs against the byte caps: what keeping it in memory takes. Its attachments are
+  // its own, its payload is shared by the `sharing` rows stored for one message (store::SharedText), so
+  // each of them is charged its part.
+  static size_t charge_of(size_t payload, const std::vector<std::string>& attachments, size_t sharing) {
+    size_t n = kRowOverhead + (payload + sharing - 1) / sharing;
+    for (const auto& a : attachments) n += a.size();
+    return n;
+  }
+  // What a message costs the writer's backlog: each copy is encoded (payload included) on its own.
   static size_t copy_bytes(const StoredMessage& m) {
     size_t n = m.payload.size() + kRowOverhead;
     for (const auto& a : m.attachments) n += a.size();
@@ -142,8 +168,16 @@ struct DurableQueues::State {
            !over(options.max_queued_bytes_total, total_bytes, bytes);
   }
 
-  bool window_open(const Queue& q) const {
-    return q.flying < kPrefetchWindow && (q.flying == 0 || q.flying_bytes < options.window_bytes);
+  // Room for one more copy of `q` to the connection `socket`: the queue's count, and the connection's
+  // bytes (at least one copy goes whatever its size).
+  bool window_open(const Queue& q, const std::string& socket) const {
+    if (q.flying >= kPrefetchWindow) return false;
+    auto it = socket_bytes.find(socket);
+    return it == socket_bytes.end() || it->second < options.window_bytes;
+  }
+  bool connection_full(const std::string& socket) const {
+    auto it = socket_bytes.find(socket);
+    return it != socket_bytes.end() && it->second >= options.window_bytes;
   }
 
   // Sends stored copies of a queue while its window has room, oldest first, stopping at the first copy
@@ -158,9 +192,14 @@ struct DurableQueues::State {
     if (!to) return;
     uint64_t token = q.policy.ack ? 0 : next_receipt++;
     std::vector<std::string> sent;
+    const std::string& socket = to->socket_id();
     for (auto& [seq, e] : q.entries) {
-      if (!window_open(q) || !e.committed) break;
+      if (!e.committed) break;
       if (e.acking || e.phase != Phase::stored) continue;
+      if (!window_open(q, socket)) {
+        if (connection_full(socket)) starved[socket].insert(q.id);  // fed again as the connection's room frees
+        break;
+      }
       if (q.policy.ack) {
         deliver(e, to, 1);
         continue;
@@ -221,8 +260,10 @@ struct DurableQueues::State {
   std::map<std::string, Queue> queues;  // by queue_id
   std::unordered_map<std::string, Entry*> by_id;
   std::unordered_map<std::string, std::unordered_set<Entry*>> by_socket;  // in flight or in backoff
+  std::unordered_map<std::string, size_t> socket_bytes;  // bytes of the copies out to each connection
+  std::unordered_map<std::string, std::set<std::string>> starved;  // connection -> queue ids waiting for its room
   std::unordered_map<std::string, size_t> realm_counts;
-  std::unordered_map<std::string, size_t> realm_bytes;  // stored_bytes() of a realm's rows
+  std::unordered_map<std::string, size_t> realm_bytes;  // the charges of a realm's rows
   size_t total_bytes = 0;
   // Both sets hold only live entries (a removed entry leaves them at once), so memory follows what is
   // stored, not what went through. An entry's deadline means "ACK timeout" in flight, "retry" in backoff.
@@ -282,22 +323,27 @@ struct DurableQueues::State {
     return to;
   }
 
-  Entry& add(Queue& q, store::Row row, bool committed) {
+  Entry& add(Queue& q, store::Row row, bool committed, size_t sharing = 1) {
     Entry& e = q.entries[row.seq];
     e.row = std::move(row);
+    e.charge = charge_of(e.row.payload.size(), e.row.attachments, sharing);
     e.queue = &q;
     e.committed = committed;
     if (!committed) ++q.uncommitted;
     by_id[e.row.id] = &e;
     ++realm_counts[q.realm];
-    realm_bytes[q.realm] += stored_bytes(e);
-    total_bytes += stored_bytes(e);
+    realm_bytes[q.realm] += e.charge;
+    total_bytes += e.charge;
     if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, &e);
     return e;
   }
 
   void link_socket(Entry& e, const EndpointPtr& to) {
     if (e.socket == to->socket_id()) return;
+    if (occupies(e)) {  // its bytes move to the new connection
+      release_bytes(e.socket, bytes_of(e));
+      socket_bytes[to->socket_id()] += bytes_of(e);
+    }
     unlink_socket(e);
     e.socket = to->socket_id();
     by_socket[e.socket].insert(&e);
@@ -324,8 +370,8 @@ struct DurableQueues::State {
     if (!e.committed) --q.uncommitted;
     by_id.erase(e.row.id);
     if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
-    total_bytes -= stored_bytes(e);
-    if ((realm_bytes[q.realm] -= stored_bytes(e)) == 0) realm_bytes.erase(q.realm);
+    total_bytes -= e.charge;
+    if ((realm_bytes[q.realm] -= e.charge) == 0) realm_bytes.erase(q.realm);
     q.entries.erase(e.row.seq);
     // An empty queue holds nothing worth keeping (the next copy or replay brings its consumer and
     // policy): the sweep drops it, so queues keyed by short-lived socket ids do not pile up.
@@ -491,9 +537,12 @@ struct DurableQueues::State {
     int64_t now = unix_ms();
     std::vector<store::Op> ops;
     std::vector<std::string> ids;
+    // Live copies go first; the rest share one payload, and the byte caps charge each its part.
+    std::erase_if(copies, [&](const QueueCopy& copy) { return copy.live && deliver_live(*message, copy); });
+    const size_t sharing = std::max<size_t>(1, copies.size());
+    const size_t charge = charge_of(message->payload.size(), message->attachments, sharing);
     for (const QueueCopy& copy : copies) {
-      if (copy.live && deliver_live(*message, copy)) continue;
-      if (!fits(copy.realm, copy_bytes(*message))) {
+      if (!fits(copy.realm, charge)) {
         if (counters.dropped_over_cap++ % 1000 == 0)
           spdlog::warn("realm {}: max_queued_per_realm ({}) or the queued bytes caps ({} per realm, {} in all) reached; "
                        "copy for {} dropped ({} so far)", copy.realm, options.max_queued_per_realm,
@@ -515,7 +564,7 @@ struct DurableQueues::State {
       row.expires_ms = message->ttl_ms ? std::max<int64_t>(1, now + *message->ttl_ms) : 0;
       ops.push_back(put_row(row));
       ids.push_back(row.id);
-      add(q, std::move(row), false);
+      add(q, std::move(row), false, sharing);
       ++counters.enqueued;
     }
     if (ids.empty()) {
@@ -574,10 +623,12 @@ struct DurableQueues::State {
     for (auto& [seq, e] : q.entries) {
       if (!e.committed) break;
       if (e.acking) continue;
-      if (occupies(e) || window_open(q)) {
+      if (occupies(e) || window_open(q, to->socket_id())) {
         deliver(e, to, 1);  // copies in flight go again to the new subscription; the rest within the window
       } else {
-        break;  // the rest go out as ACKs free the window
+        // The rest go out as ACKs free the window (or the connection's room, shared with its other queues).
+        if (connection_full(to->socket_id())) starved[to->socket_id()].insert(q.id);
+        break;
       }
     }
   }
@@ -617,15 +668,27 @@ struct DurableQueues::State {
     });
   }
 
+  // A copy sent without ACK mode and waiting for its transport receipt is left to the receipt (every
+  // receipt is answered: true if the frames were written before the close, and then the copy is deleted
+  // rather than sent again). The rest land, and their queues go on if their consumer is online elsewhere.
   void socket_closed(const std::string& socket) {
     auto it = by_socket.find(socket);
     if (it == by_socket.end()) return;
-    for (Entry* e : it->second) {
-      land(*e);
-      cancel_due(*e);
-      e->socket.clear();
+    std::vector<Queue*> landed;
+    for (auto e = it->second.begin(); e != it->second.end();) {
+      Entry& entry = **e;
+      if (entry.receipt) {
+        ++e;
+        continue;
+      }
+      land(entry);
+      cancel_due(entry);
+      entry.socket.clear();
+      if (landed.empty() || landed.back() != entry.queue) landed.push_back(entry.queue);
+      e = it->second.erase(e);
     }
-    by_socket.erase(it);
+    if (it->second.empty()) by_socket.erase(it);
+    for (Queue* q : landed) pump(*q, true);
   }
 
   void save_subscription(const std::string& realm, const SubscribeSpec& spec) {

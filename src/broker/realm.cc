@@ -4,7 +4,6 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
-#include <ranges>
 #include <unordered_set>
 #include <utility>
 
@@ -194,7 +193,7 @@ std::vector<Notice> Realm::register_producer(const std::string& name, const std:
   // Every consumer subscribed to this producer hears of it, with the keys it subscribed under.
   std::map<std::string, std::vector<std::string>> keys_by_consumer;
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : std::views::values(subs.in_order)) {
+    for (const auto& [order, s] : subs.in_order) {
       if (s.producers.count(name)) keys_by_consumer[s.consumer].push_back(key);
     }
   }
@@ -312,7 +311,7 @@ std::vector<SubscribeSpec> Realm::unsubscribe_all_of(const std::string& key, con
   auto it = subscriptions_.find(key);
   if (it == subscriptions_.end()) return out;
   std::vector<std::string> mine;
-  for (const auto& s : std::views::values(it->second.in_order)) {
+  for (const auto& [order, s] : it->second.in_order) {
     auto c = consumers_.find(s.consumer);
     if (c != consumers_.end() && c->second.endpoint == endpoint) mine.push_back(s.consumer);
   }
@@ -362,7 +361,7 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
     if ((k == 1 && keys[1] == keys[0]) || (k == 2 && (keys[2] == keys[0] || keys[2] == keys[1]))) continue;
     auto it = subscriptions_.find(keys[k]);
     if (it == subscriptions_.end()) continue;
-    for (const auto& s : std::views::values(it->second.in_order)) {
+    for (const auto& [order, s] : it->second.in_order) {
       // The reference checks the consumer-level producer set, case-sensitively (§4.2).
       auto c = consumers_.find(s.consumer);
       if (c == consumers_.end()) continue;
@@ -423,7 +422,7 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
 void Realm::trim_group_counters() {
   std::unordered_set<std::string_view> live;
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : std::views::values(subs.in_order)) {
+    for (const auto& [order, s] : subs.in_order) {
       if (s.spec.group) live.insert(*s.spec.group);
     }
   }
@@ -450,7 +449,7 @@ std::vector<Route> Realm::group_members(const std::string& group) const {
   std::vector<Route> out;
   std::set<std::string> seen;
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : std::views::values(subs.in_order)) {
+    for (const auto& [order, s] : subs.in_order) {
       if (s.spec.group != group || !seen.insert(s.consumer).second) continue;
       if (consumer_endpoint(s.consumer)) out.push_back(route_to(key, s));
     }
@@ -508,7 +507,7 @@ size_t Realm::evict_idle(int64_t now_ms, int64_t ttl_ms) {
   }
   std::vector<std::pair<std::string, std::string>> drop;  // (key, consumer)
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : std::views::values(subs.in_order)) {
+    for (const auto& [order, s] : subs.in_order) {
       if (s.spec.durable) continue;
       auto c = consumers_.find(s.consumer);
       bool consumer_idle = c == consumers_.end() || idle(c->second.online, c->second.offline_since_ms);
@@ -521,7 +520,7 @@ size_t Realm::evict_idle(int64_t now_ms, int64_t ttl_ms) {
   // A consumer name goes when it is idle and nothing durable is left under it.
   std::map<std::string, std::set<std::string>> linked;  // consumer -> producers its subscriptions name
   for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& s : std::views::values(subs.in_order)) linked[s.consumer].insert(s.producers.begin(), s.producers.end());
+    for (const auto& [order, s] : subs.in_order) linked[s.consumer].insert(s.producers.begin(), s.producers.end());
   }
   size_t forgotten = 0;
   for (auto it = consumers_.begin(); it != consumers_.end();) {

@@ -30,6 +30,7 @@ EngineSession::EngineSession(EngineServer& server, Worker& worker, std::string s
 }
 
 EngineSession::~EngineSession() {
+  for (auto& done : poll_receipts_) done(false);
   if (ws_) ws_->set_listener(nullptr);
   if (probe_) probe_->set_listener(nullptr);
 }
@@ -188,11 +189,12 @@ void EngineSession::finish_upgrade() {
   auto pending = std::move(queue_);
   queue_.clear();
   queued_bytes_ = 0;
-  if (poll_) answer_poll("6");
-  for (auto& f : pending) ws_->send(std::move(f));
-  // Receipts for frames that were waiting for a GET now wait for the WebSocket to write them.
+  // Receipts for frames that were waiting for a GET now wait for the WebSocket to write them (taken
+  // before the last GET is answered, which would otherwise count them as sent).
   auto receipts = std::move(poll_receipts_);
   poll_receipts_.clear();
+  if (poll_) answer_poll("6");
+  for (auto& f : pending) ws_->send(std::move(f));
   for (auto& done : receipts) ws_->when_written(std::move(done));
 }
 

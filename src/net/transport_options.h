@@ -29,7 +29,8 @@ struct TransportOptions {
   size_t max_connections = 50000;
   // Bytes all connections together may hold for messages still arriving (each one's share is bounded by
   // max_payload): past it, connections holding such bytes stop reading until the total falls, and one that
-  // stays paused for 10 s is closed (1013, try again later). 0: unlimited.
+  // stays paused for 10 s is closed (1013, try again later). Only a connection holding 64 KiB or more of
+  // an unfinished message pauses.
   size_t max_inbound_bytes = 512 * 1024 * 1024;
 };
 

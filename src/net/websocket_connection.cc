@@ -27,7 +27,10 @@ constexpr size_t kPackLimit = 64 * 1024;  // (what a connection holds beyond its
 constexpr auto kCloseDeadline = std::chrono::seconds(5);
 // Over the inbound budget, a paused connection looks again this often, and gives up after kMaxPause:
 // connections that all hold part of a message and wait for room cannot hold the budget forever.
-constexpr auto kPauseRecheck = std::chrono::milliseconds(20);
+constexpr auto kPauseRecheck = std::chrono::milliseconds(50);
+// Only a connection holding at least this much of an unfinished message pauses: one read's worth is
+// what any connection may hold between reads.
+constexpr size_t kPauseAbove = 64 * 1024;
 constexpr auto kMaxPause = std::chrono::seconds(10);
 constexpr uint16_t kCloseTryAgainLater = 1013;
 }  // namespace
@@ -40,7 +43,9 @@ WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message,
   socket_.set_option(tcp::no_delay(true), ec);
 }
 
-WebSocketConnection::~WebSocketConnection() = default;
+WebSocketConnection::~WebSocketConnection() {
+  for (auto& [at, done] : receipts_) done(false);  // every receipt is answered, whatever ends the connection
+}
 
 void WebSocketConnection::start(Listener* listener, std::string initial) {
   listener_ = listener;
@@ -95,7 +100,7 @@ void WebSocketConnection::on_readable() {
 
 void WebSocketConnection::read_on() {
   inbound_.set(reader_.held());
-  if (closing_ || !reader_.has_partial() || !InboundBudget::over()) {
+  if (closing_ || inbound_.held() < kPauseAbove || !InboundBudget::over()) {
     pause_.reset();
     wait_readable();
     return;
@@ -146,7 +151,8 @@ void WebSocketConnection::send(OutFrame frame) {
 }
 
 void WebSocketConnection::when_written(SentReceipt done) {
-  if (closed_) return done(false);
+  // Once closing, send() drops frames: whatever the receipt covers may not have gone out.
+  if (closed_ || closing_) return done(false);
   if (written_items_ == queued_items_) return done(true);
   receipts_.emplace_back(queued_items_, std::move(done));
 }

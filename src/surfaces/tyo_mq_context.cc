@@ -15,6 +15,13 @@ namespace siomq::surfaces {
 SocketEndpoint::SocketEndpoint(net::Socket& socket)
     : worker_(socket.session().worker()), socket_(socket.weak_from_this()), id_(socket.id()) {}
 
+SocketEndpoint::~SocketEndpoint() {
+  // Receipts still in the outbox are answered: the durable queues wait for every one they asked for.
+  for (auto& item : outbox_) {
+    if (item.receipt) item.receipt(false);
+  }
+}
+
 const std::string& SocketEndpoint::realm() const {
   static const std::string kDefault = "default";
   return grant ? grant->realm : kDefault;

@@ -45,6 +45,7 @@ using FramesPtr = std::shared_ptr<const std::vector<net::OutFrame>>;
 class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_this<SocketEndpoint> {
  public:
   explicit SocketEndpoint(net::Socket& socket);
+  ~SocketEndpoint() override;
   const std::string& socket_id() const override { return id_; }
   net::Worker& worker() { return worker_; }
 

@@ -241,13 +241,17 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
     if (msg.ack_id) socket.ack(*msg.ack_id, confirm_reply(0, Ok{}));
     return;
   }
-  if (ctx.queues.behind()) {
+  bool behind = ctx.queues.behind();
+  if (behind) {
     // The store is slower than the publishers: what would be stored is refused now, with the reason,
-    // rather than queued without bound (live copies have gone out). The producer retries after a second.
+    // rather than queued without bound. Copies for online durable subscribers still go out live (they
+    // pass through their queue, and are stored only if their queue holds older copies); the rest of the
+    // message has gone out already. The producer retries after a second.
     rate_limited(socket, endpoint, "store_backlog", 1);
     if (msg.ack_id)
       socket.ack(*msg.ack_id, confirm_reply(0, make_error("the store is behind; nothing was stored, retry later", 503)));
-    return;
+    std::erase_if(copies, [](const broker::QueueCopy& c) { return !c.live; });
+    if (copies.empty()) return;
   }
   auto message = std::make_shared<broker::StoredMessage>();
   message->payload = std::move(payload);
@@ -255,7 +259,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
   message->producer = p->from;
   message->ttl_ms = effective_ttl(*p, routing.default_ttl_ms, ctx.default_ttl());
   broker::DurableQueues::Confirm done;
-  if (msg.ack_id) {
+  if (msg.ack_id && !behind) {
     done = [self, ack_id = *msg.ack_id](size_t stored, const Status& status) {
       self->send(ack_frames(ack_id, confirm_reply(stored, status)));
     };

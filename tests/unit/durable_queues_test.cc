@@ -360,6 +360,31 @@ TEST_F(DurableQueuesTest, TheWindowIsBoundedInBytes) {
   EXPECT_EQ(sink_.count(), 4u);
 }
 
+// The bytes are the connection's: two queues replayed to one consumer share its room (four queues of
+// large backlogs each sending a full window at once would pass the outbound bound and cut it), and a
+// queue that waited for the other's room goes on when ACKs free it.
+TEST_F(DurableQueuesTest, QueuesOfOneConnectionShareItsByteWindow) {
+  shutdown();
+  QueueOptions options;
+  options.window_bytes = 1000;
+  start(store::open_memory(), options);
+  std::string big = "{\"pad\":\"" + std::string(390, 'x') + "\"}";  // 400 bytes
+  QueueCopy other{"default", "p-f", "c", "c", ack_policy()};
+  for (int i = 0; i < 3; ++i) enqueue(big, {copy("c", ack_policy())});
+  for (int i = 0; i < 3; ++i) enqueue(big, {other});
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", ack_policy()), c);
+  queues_->replay(other, c);
+  auto sent = sink_.wait_for(3);
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(sink_.count(), 3u);  // the first queue's three fill the connection's room
+  for (const auto& s : sent) EXPECT_EQ(s.key, "p-e");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(ack("s1", msg_id(sent[i].payload)).first, 200);
+  auto all = sink_.wait_for(6);
+  ASSERT_EQ(all.size(), 6u);  // the waiting queue went on without another event of its own
+  for (int i = 3; i < 6; ++i) EXPECT_EQ(all[i].key, "p-f");
+}
+
 TEST_F(DurableQueuesTest, ExpiredRowsArePurgedAndNeverReplayed) {
   enqueue("{\"old\":1}", {copy("c", ack_policy())}, 50);
   enqueue("{\"new\":1}", {copy("c", ack_policy())}, std::nullopt);
@@ -387,7 +412,8 @@ TEST_F(DurableQueuesTest, RealmCapDropsWhatIsOver) {
 }
 
 // Issue 12 item 8: stored copies are held in memory, so a realm's (and the server's) are capped in bytes
-// as well as in rows: each counts its payload and 256 bytes of bookkeeping.
+// as well as in rows: each counts 256 bytes of bookkeeping and its part of the payload its message's
+// copies share.
 TEST_F(DurableQueuesTest, QueuedBytesAreCappedPerRealmAndInAll) {
   shutdown();
   QueueOptions options;
@@ -395,21 +421,31 @@ TEST_F(DurableQueuesTest, QueuedBytesAreCappedPerRealmAndInAll) {
   options.max_queued_bytes_total = 5 * (1000 + 256);
   start(store::open_memory(), options);
   std::string k1 = "{\"pad\":\"" + std::string(990, 'x') + "\"}";  // 1000 bytes
-  EXPECT_EQ(enqueue(k1, {copy("a", ack_policy()), copy("b", ack_policy())}), 2u);
-  EXPECT_EQ(enqueue(k1, {copy("a", ack_policy()), copy("b", ack_policy())}), 1u);  // the realm's third fits, not a fourth
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(enqueue(k1, {copy("a", ack_policy())}), 1u);
+  EXPECT_EQ(enqueue(k1, {copy("b", ack_policy())}), 0u);  // the realm's fourth does not fit
   EXPECT_EQ(stats().dropped_over_cap, 1u);
   EXPECT_EQ(stats().queued_bytes, 3u * (1000 + 256));
-  EXPECT_EQ(enqueue(k1, {QueueCopy{"other", "p-e", "a", "a", ack_policy()}, QueueCopy{"other", "p-e", "b", "b", ack_policy()},
-                         QueueCopy{"other", "p-e", "c", "c", ack_policy()}}),
-            2u);  // the server's cap: 5 in all
+  QueueCopy elsewhere{"other", "p-e", "a", "a", ack_policy()};
+  EXPECT_EQ(enqueue(k1, {elsewhere}), 1u);
+  EXPECT_EQ(enqueue(k1, {elsewhere}), 1u);
+  EXPECT_EQ(enqueue(k1, {elsewhere}), 0u);  // the server's cap: 5 in all
   EXPECT_EQ(stats().dropped_over_cap, 2u);
   // What leaves makes room again.
   auto c = online("a", "s1");
   queues_->replay(copy("a", ack_policy()), c);
-  auto sent = sink_.wait_for(2);
-  ASSERT_EQ(sent.size(), 2u);
+  auto sent = sink_.wait_for(3);
+  ASSERT_EQ(sent.size(), 3u);
   EXPECT_EQ(ack("s1", msg_id(sent[0].payload)).first, 200);
-  EXPECT_EQ(enqueue(k1, {QueueCopy{"other", "p-e", "c", "c", ack_policy()}}), 1u);
+  EXPECT_EQ(enqueue(k1, {elsewhere}), 1u);
+}
+
+// A message stored for several queues is held once: its copies share the payload's charge.
+TEST_F(DurableQueuesTest, CopiesOfOneMessageShareThePayloadsCharge) {
+  std::string k1 = "{\"pad\":\"" + std::string(990, 'x') + "\"}";
+  EXPECT_EQ(enqueue(k1, {copy("a", ack_policy()), copy("b", ack_policy()), copy("c", ack_policy()),
+                         copy("d", ack_policy())}),
+            4u);
+  EXPECT_EQ(stats().queued_bytes, 1000u + 4 * 256);
 }
 
 // A backend whose writes wait until the test opens the gate: a disk slower than the publishers.
