@@ -7,7 +7,9 @@
 #include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <pthread.h>
@@ -131,26 +133,52 @@ struct DurableQueues::State {
     auto it = socket_bytes.find(socket);
     if (it == socket_bytes.end()) return;
     if ((it->second -= bytes) == 0) socket_bytes.erase(it);
-    // Queues of this connection that stopped for want of its room go on (after the current event, so
-    // that no pump runs inside another).
+    // Queues of this connection that stopped for want of its room go on, first come first served, after
+    // the current event (so that no pump runs inside another).
+    if (starved.count(socket)) post([this, socket] { feed_starved(socket); });
+  }
+  void feed_starved(const std::string& socket) {
     auto waiting = starved.find(socket);
-    if (waiting == starved.end()) return;
-    std::vector<std::string> ids(waiting->second.begin(), waiting->second.end());
-    starved.erase(waiting);
-    post([this, ids = std::move(ids)] {
-      for (const auto& id : ids) {
-        auto q = queues.find(id);
-        if (q != queues.end()) pump(q->second, true);
-      }
-    });
+    while (waiting != starved.end() && !waiting->second.empty() && !connection_full(socket)) {
+      std::string id = std::move(waiting->second.front());
+      waiting->second.pop_front();
+      if (waiting->second.empty()) starved.erase(waiting);
+      if (auto q = queues.find(id); q != queues.end()) pump(q->second, true);  // may queue it again, last
+      waiting = starved.find(socket);
+    }
+  }
+  void wait_for_room(const std::string& socket, const std::string& queue_id) {
+    auto& line = starved[socket];
+    if (std::find(line.begin(), line.end(), queue_id) == line.end()) line.push_back(queue_id);
   }
   // What a stored row costs against the byte caps: what keeping it in memory takes. Its attachments are
   // its own, its payload is shared by the `sharing` rows stored for one message (store::SharedText), so
   // each of them is charged its part.
-  static size_t charge_of(size_t payload, const std::vector<std::string>& attachments, size_t sharing) {
-    size_t n = kRowOverhead + (payload + sharing - 1) / sharing;
+  // Rows' own part: bookkeeping and attachments (copied per row). The payload is charged apart, once
+  // per buffer however many rows share it (charge_payload / release_payload).
+  static size_t charge_of(const std::vector<std::string>& attachments) {
+    size_t n = kRowOverhead;
     for (const auto& a : attachments) n += a.size();
     return n;
+  }
+  // A payload buffer is charged to the realm of the first row holding it, until the last one goes.
+  struct PayloadUse {
+    size_t rows = 0;
+    std::string realm;
+  };
+  void charge_payload(const store::Row& row) {
+    PayloadUse& use = payloads[&row.payload.str()];
+    if (use.rows++ > 0) return;
+    use.realm = row.realm;
+    realm_bytes[row.realm] += row.payload.size();
+    total_bytes += row.payload.size();
+  }
+  void release_payload(const store::Row& row) {
+    auto it = payloads.find(&row.payload.str());
+    if (it == payloads.end() || --it->second.rows > 0) return;
+    total_bytes -= row.payload.size();
+    if ((realm_bytes[it->second.realm] -= row.payload.size()) == 0) realm_bytes.erase(it->second.realm);
+    payloads.erase(it);
   }
   // What a message costs the writer's backlog: each copy is encoded (payload included) on its own.
   static size_t copy_bytes(const StoredMessage& m) {
@@ -197,7 +225,7 @@ struct DurableQueues::State {
       if (!e.committed) break;
       if (e.acking || e.phase != Phase::stored) continue;
       if (!window_open(q, socket)) {
-        if (connection_full(socket)) starved[socket].insert(q.id);  // fed again as the connection's room frees
+        if (connection_full(socket)) wait_for_room(socket, q.id);  // fed again as the connection's room frees
         break;
       }
       if (q.policy.ack) {
@@ -212,8 +240,9 @@ struct DurableQueues::State {
       sent.push_back(e.row.id);
     }
     if (sent.empty()) return;
-    sink.when_sent(to, [this, token, ids = std::move(sent)](bool ok) mutable {
-      post([this, token, ids = std::move(ids), ok] { on_sent(token, ids, ok); });
+    sink.when_sent(to, [this, alive = std::weak_ptr(io_owner), token, ids = std::move(sent)](bool ok) mutable {
+      if (auto io_alive = alive.lock())
+        boost::asio::post(*io_alive, [this, token, ids = std::move(ids), ok] { on_sent(token, ids, ok); });
     });
   }
 
@@ -222,11 +251,13 @@ struct DurableQueues::State {
   void on_sent(uint64_t token, const std::vector<std::string>& ids, bool ok) {
     std::vector<store::Op> ops;
     Queue* q = nullptr;
+    std::string socket;
     for (const auto& id : ids) {
       auto it = by_id.find(id);
       if (it == by_id.end() || it->second->receipt != token) continue;  // expired, purged or resent since
       Entry& e = *it->second;
       q = e.queue;
+      socket = e.socket;
       if (ok) {
         ops.push_back(delete_row(e.row.seq));
         remove(e);
@@ -236,11 +267,17 @@ struct DurableQueues::State {
       }
     }
     submit(std::move(ops));
-    if (q && ok) pump(*q, true);  // the queue object outlives this call: empty ones go in the sweep
+    // The queue object outlives this call (empty ones go in the sweep). Not taken: the copies go again
+    // at once if the consumer is on another connection now (a reconnect), else with its next replay
+    // (never back into the connection that is closing).
+    if (!q) return;
+    if (ok) return pump(*q, true);
+    if (EndpointPtr to = endpoint_of(*q); to && to->socket_id() != socket) pump(*q, true, to);
   }
 
   State(Broker& b, store::Writer& w, DeliverySink& s, QueueOptions o)
-      : broker(b), writer(w), sink(s), options(o), timer(io), expiry_timer(io) {
+      : broker(b), writer(w), sink(s), options(o), io_owner(std::make_shared<boost::asio::io_context>()), io(*io_owner),
+        timer(io), expiry_timer(io) {
     uint64_t seed = 0;
     RAND_bytes(reinterpret_cast<unsigned char*>(&seed), sizeof seed);
     rng.seed(seed ^ static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count()));
@@ -250,7 +287,10 @@ struct DurableQueues::State {
   store::Writer& writer;
   DeliverySink& sink;
   QueueOptions options;
-  boost::asio::io_context io;
+  // Transport receipts may be answered from destructors after this state is gone (an endpoint held by a
+  // realm, destroyed at shutdown after the queues): they hold the io_context weakly and post nothing then.
+  std::shared_ptr<boost::asio::io_context> io_owner;
+  boost::asio::io_context& io;
   boost::asio::steady_timer timer;
   boost::asio::steady_timer expiry_timer;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
@@ -261,9 +301,11 @@ struct DurableQueues::State {
   std::unordered_map<std::string, Entry*> by_id;
   std::unordered_map<std::string, std::unordered_set<Entry*>> by_socket;  // in flight or in backoff
   std::unordered_map<std::string, size_t> socket_bytes;  // bytes of the copies out to each connection
-  std::unordered_map<std::string, std::set<std::string>> starved;  // connection -> queue ids waiting for its room
+  // connection -> ids of its queues waiting for its room, in the order they began to wait
+  std::unordered_map<std::string, std::deque<std::string>> starved;
   std::unordered_map<std::string, size_t> realm_counts;
-  std::unordered_map<std::string, size_t> realm_bytes;  // the charges of a realm's rows
+  std::unordered_map<std::string, size_t> realm_bytes;  // the charges of a realm's rows and payloads
+  std::unordered_map<const std::string*, PayloadUse> payloads;  // payload buffers held by rows
   size_t total_bytes = 0;
   // Both sets hold only live entries (a removed entry leaves them at once), so memory follows what is
   // stored, not what went through. An entry's deadline means "ACK timeout" in flight, "retry" in backoff.
@@ -323,10 +365,11 @@ struct DurableQueues::State {
     return to;
   }
 
-  Entry& add(Queue& q, store::Row row, bool committed, size_t sharing = 1) {
+  Entry& add(Queue& q, store::Row row, bool committed) {
     Entry& e = q.entries[row.seq];
     e.row = std::move(row);
-    e.charge = charge_of(e.row.payload.size(), e.row.attachments, sharing);
+    e.charge = charge_of(e.row.attachments);
+    charge_payload(e.row);
     e.queue = &q;
     e.committed = committed;
     if (!committed) ++q.uncommitted;
@@ -372,6 +415,7 @@ struct DurableQueues::State {
     if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
     total_bytes -= e.charge;
     if ((realm_bytes[q.realm] -= e.charge) == 0) realm_bytes.erase(q.realm);
+    release_payload(e.row);
     q.entries.erase(e.row.seq);
     // An empty queue holds nothing worth keeping (the next copy or replay brings its consumer and
     // policy): the sweep drops it, so queues keyed by short-lived socket ids do not pile up.
@@ -537,12 +581,17 @@ struct DurableQueues::State {
     int64_t now = unix_ms();
     std::vector<store::Op> ops;
     std::vector<std::string> ids;
-    // Live copies go first; the rest share one payload, and the byte caps charge each its part.
-    std::erase_if(copies, [&](const QueueCopy& copy) { return copy.live && deliver_live(*message, copy); });
-    const size_t sharing = std::max<size_t>(1, copies.size());
-    const size_t charge = charge_of(message->payload.size(), message->attachments, sharing);
+    // Live copies go first. The rest share one payload, charged with the first of them.
+    std::erase_if(copies, [&](const QueueCopy& copy) {
+      if (copy.live && deliver_live(*message, copy)) return true;
+      if (!copy.live_only) return false;
+      ++counters.dropped_over_cap;  // the store is behind: a copy that cannot go live is refused
+      return true;
+    });
+    const size_t charge = charge_of(message->attachments);
+    bool payload_charged = false;
     for (const QueueCopy& copy : copies) {
-      if (!fits(copy.realm, charge)) {
+      if (!fits(copy.realm, charge + (payload_charged ? 0 : message->payload.size()))) {
         if (counters.dropped_over_cap++ % 1000 == 0)
           spdlog::warn("realm {}: max_queued_per_realm ({}) or the queued bytes caps ({} per realm, {} in all) reached; "
                        "copy for {} dropped ({} so far)", copy.realm, options.max_queued_per_realm,
@@ -564,7 +613,8 @@ struct DurableQueues::State {
       row.expires_ms = message->ttl_ms ? std::max<int64_t>(1, now + *message->ttl_ms) : 0;
       ops.push_back(put_row(row));
       ids.push_back(row.id);
-      add(q, std::move(row), false, sharing);
+      add(q, std::move(row), false);
+      payload_charged = true;
       ++counters.enqueued;
     }
     if (ids.empty()) {
@@ -627,7 +677,7 @@ struct DurableQueues::State {
         deliver(e, to, 1);  // copies in flight go again to the new subscription; the rest within the window
       } else {
         // The rest go out as ACKs free the window (or the connection's room, shared with its other queues).
-        if (connection_full(to->socket_id())) starved[to->socket_id()].insert(q.id);
+        if (connection_full(to->socket_id())) wait_for_room(to->socket_id(), q.id);
         break;
       }
     }
@@ -674,7 +724,7 @@ struct DurableQueues::State {
   void socket_closed(const std::string& socket) {
     auto it = by_socket.find(socket);
     if (it == by_socket.end()) return;
-    std::vector<Queue*> landed;
+    std::set<Queue*> landed;
     for (auto e = it->second.begin(); e != it->second.end();) {
       Entry& entry = **e;
       if (entry.receipt) {
@@ -684,7 +734,7 @@ struct DurableQueues::State {
       land(entry);
       cancel_due(entry);
       entry.socket.clear();
-      if (landed.empty() || landed.back() != entry.queue) landed.push_back(entry.queue);
+      landed.insert(entry.queue);
       e = it->second.erase(e);
     }
     if (it->second.empty()) by_socket.erase(it);

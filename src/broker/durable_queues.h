@@ -34,8 +34,8 @@ class DeliverySink {
   virtual void deliver(const EndpointPtr& to, const std::string& key, const std::string& payload,
                        const std::vector<std::string>& attachments) = 0;
   // `done(true)`, from any thread, once everything delivered to `to` so far has reached its transport
-  // (written to the socket, or taken by a long-poll response); `done(false)` — or never, if the
-  // connection is already gone — when it closed first.
+  // (written to the socket, or taken by a long-poll response); `done(false)` when it closed first. Every
+  // receipt asked for is answered exactly once (DurableQueues relies on it), possibly from a destructor.
   virtual void when_sent(const EndpointPtr& to, std::function<void(bool sent)> done) = 0;
 };
 
@@ -76,6 +76,8 @@ struct QueueCopy {
   // copies being written (they go first), and then it is stored like any other copy. Passing live
   // copies through the queue keeps one order per queue with its replays.
   bool live = false;
+  // With `live`: if it cannot go out live, it is dropped rather than stored (the store is behind).
+  bool live_only = false;
 };
 
 struct QueueStats {

@@ -244,13 +244,14 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
   bool behind = ctx.queues.behind();
   if (behind) {
     // The store is slower than the publishers: what would be stored is refused now, with the reason,
-    // rather than queued without bound. Copies for online durable subscribers still go out live (they
-    // pass through their queue, and are stored only if their queue holds older copies); the rest of the
+    // rather than queued without bound. Copies for online durable subscribers still go out live when
+    // their queue is empty (QueueCopy::live_only: dropped otherwise, never stored); the rest of the
     // message has gone out already. The producer retries after a second.
     rate_limited(socket, endpoint, "store_backlog", 1);
     if (msg.ack_id)
       socket.ack(*msg.ack_id, confirm_reply(0, make_error("the store is behind; nothing was stored, retry later", 503)));
     std::erase_if(copies, [](const broker::QueueCopy& c) { return !c.live; });
+    for (auto& c : copies) c.live_only = true;
     if (copies.empty()) return;
   }
   auto message = std::make_shared<broker::StoredMessage>();

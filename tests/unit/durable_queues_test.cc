@@ -446,6 +446,44 @@ TEST_F(DurableQueuesTest, CopiesOfOneMessageShareThePayloadsCharge) {
                          copy("d", ack_policy())}),
             4u);
   EXPECT_EQ(stats().queued_bytes, 1000u + 4 * 256);
+  // The payload stays charged in full while any copy holds it.
+  auto c = online("a", "s1");
+  queues_->replay(copy("a", ack_policy()), c);
+  auto sent = sink_.wait_for(1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(ack("s1", msg_id(sent[0].payload)).first, 200);
+  EXPECT_EQ(stats().queued_bytes, 1000u + 3 * 256);
+}
+
+// While the store is behind, a copy meant to go out live is dropped if it cannot (here: its consumer is
+// offline), never stored behind the producer's "nothing was stored".
+TEST_F(DurableQueuesTest, LiveOnlyCopiesAreNeverStored) {
+  QueueCopy only = copy("c", DeliveryPolicy{});
+  only.live = true;
+  only.live_only = true;
+  EXPECT_EQ(enqueue("{\"x\":1}", {only}), 0u);
+  EXPECT_EQ(stats().queued, 0u);
+  auto c = online("c", "s1");
+  EXPECT_EQ(enqueue("{\"x\":2}", {only}), 0u);  // online: sent live
+  EXPECT_EQ(sink_.wait_for(1).size(), 1u);
+}
+
+// A window not taken by a closing connection goes again at once when the consumer is already back on
+// another connection, not with some later event.
+TEST_F(DurableQueuesTest, WithoutAckModeAWindowNotTakenGoesToTheConsumersNewConnection) {
+  DeliveryPolicy plain;
+  for (int i = 0; i < 3; ++i) enqueue("{\"n\":" + std::to_string(i) + "}", {copy("c", plain)});
+  sink_.hold_receipts();
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", plain), c);
+  sink_.wait_for(3);
+  offline(c);
+  auto c2 = online("c", "s2");
+  EXPECT_EQ(sink_.release(false), 1u);
+  auto sent = sink_.wait_for(6);
+  ASSERT_EQ(sent.size(), 6u);
+  EXPECT_EQ(sent[3].socket, "s2");
+  EXPECT_EQ(sent[3].payload, "{\"n\":0}");
 }
 
 // A backend whose writes wait until the test opens the gate: a disk slower than the publishers.
