@@ -14,25 +14,28 @@ async function connect(t, server) {
   return socket;
 }
 
-test('an ACK-mode backlog of 4 MB drains through a 1 MB outbound bound, in order, without a cut', { timeout: 120000 }, async (t) => {
-  const server = await startServer(t, { args: ['--storage', 'file'], settings: { transport: { max_outbound_bytes: 1000000 } } });
-  const spec = { event: 'e', producer: 'p', consumer: 'w', consumer_id: 'w', durable: true, ack: true, ack_timeout: 60 };
+// Subscribes `spec` durably, leaves, and has N messages {k, body} stored for it, each confirmed.
+async function storeBacklog(t, server, spec, N, body) {
   const first = await connect(t, server);
   first.emit('SUBSCRIBE', spec);
   await first.timeout(5000 * TIME_SCALE).emitWithAck('PING', {});
   first.close();
   await new Promise((r) => setTimeout(r, 200));
-
   const p = await connect(t, server);
-  const N = 2000;
-  const body = 'x'.repeat(2000);
   for (let i = 0; i < N; i += 100) {
     const batch = [];
-    for (let k = i; k < i + 100; k++) {
+    for (let k = i; k < Math.min(N, i + 100); k++) {
       batch.push(p.timeout(30000 * TIME_SCALE).emitWithAck('PRODUCE', { event: 'e', from: 'p', message: { k, body } }));
     }
     for (const r of await Promise.all(batch)) assert.equal(r.stored, 1);
   }
+}
+
+test('an ACK-mode backlog of 4 MB drains through a 1 MB outbound bound, in order, without a cut', { timeout: 120000 }, async (t) => {
+  const server = await startServer(t, { args: ['--storage', 'file'], settings: { transport: { max_outbound_bytes: 1000000 } } });
+  const spec = { event: 'e', producer: 'p', consumer: 'w', consumer_id: 'w', durable: true, ack: true, ack_timeout: 60 };
+  const N = 2000;
+  await storeBacklog(t, server, spec, N, 'x'.repeat(2000));
 
   const w = await connect(t, server);
   let cut = false;
@@ -60,22 +63,8 @@ test('an ACK-mode backlog of 4 MB drains through a 1 MB outbound bound, in order
 test('a backlog without ACK mode of 4 MB drains through a 1 MB outbound bound, in order, nothing lost', { timeout: 120000 }, async (t) => {
   const server = await startServer(t, { args: ['--storage', 'file'], settings: { transport: { max_outbound_bytes: 1000000 } } });
   const spec = { event: 'e', producer: 'p', consumer: 'w', consumer_id: 'w', durable: true };
-  const first = await connect(t, server);
-  first.emit('SUBSCRIBE', spec);
-  await first.timeout(5000 * TIME_SCALE).emitWithAck('PING', {});
-  first.close();
-  await new Promise((r) => setTimeout(r, 200));
-
-  const p = await connect(t, server);
   const N = 2000;
-  const body = 'x'.repeat(2000);
-  for (let i = 0; i < N; i += 100) {
-    const batch = [];
-    for (let k = i; k < i + 100; k++) {
-      batch.push(p.timeout(30000 * TIME_SCALE).emitWithAck('PRODUCE', { event: 'e', from: 'p', message: { k, body } }));
-    }
-    for (const r of await Promise.all(batch)) assert.equal(r.stored, 1);
-  }
+  await storeBacklog(t, server, spec, N, 'x'.repeat(2000));
 
   const w = await connect(t, server);
   let cut = false;
@@ -99,15 +88,8 @@ test('a backlog without ACK mode of 4 MB drains through a 1 MB outbound bound, i
 test('a backlog without ACK mode drains to a long-polling consumer, window after window', { timeout: 60000 }, async (t) => {
   const server = await startServer(t, { args: ['--storage', 'file'] });
   const spec = { event: 'e', producer: 'p', consumer: 'pw', consumer_id: 'pw', durable: true };
-  const first = await connect(t, server);
-  first.emit('SUBSCRIBE', spec);
-  await first.timeout(5000 * TIME_SCALE).emitWithAck('PING', {});
-  first.close();
-  await new Promise((r) => setTimeout(r, 200));
   const N = 700;
-  const q = await connect(t, server);
-  for (let k = 0; k < N; k++) q.emit('PRODUCE', { event: 'e', from: 'p', message: { k } });
-  await q.timeout(5000 * TIME_SCALE).emitWithAck('PING', {});
+  await storeBacklog(t, server, spec, N, '');
   const w = await connectV4(server.url, { transports: ['polling'] });
   t.after(() => w.close());
   const seen = [];
