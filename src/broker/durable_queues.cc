@@ -151,8 +151,9 @@ struct DurableQueues::State {
     auto& line = starved[socket];
     if (std::find(line.begin(), line.end(), queue_id) == line.end()) line.push_back(queue_id);
   }
-  // What a stored row costs against the byte caps is what keeping it in memory takes. Its own part:: bookkeeping and attachments (copied per row). The payload is charged apart, once
-  // per buffer however many rows share it (charge_payload / release_payload).
+  // What a stored row costs against the byte caps is what keeping it in memory takes. Its own part:
+  // bookkeeping and attachments (copied per row). The payload is charged apart, once per buffer however
+  // many rows share it (store::SharedText; charge_payload / release_payload).
   static size_t charge_of(const std::vector<std::string>& attachments) {
     size_t n = kRowOverhead;
     for (const auto& a : attachments) n += a.size();
