@@ -103,6 +103,9 @@ struct DurableQueues::State {
     size_t uncommitted = 0;             // entries whose write is in progress
     size_t flying = 0;                  // entries in flight or in backoff: at most kPrefetchWindow
     size_t acking = 0;                  // entries whose ACK's deletion is being written
+    // No entry below this seq waits to be sent (committed, stored, not acking): pump() starts here, so
+    // a queue whose window is full of copies in flight does not walk them for every new copy.
+    uint64_t scan_from = 0;
     std::string id;                     // its key in `queues`
   };
 
@@ -128,6 +131,7 @@ struct DurableQueues::State {
     }
     e.phase = Phase::stored;
     e.receipt = 0;
+    e.queue->scan_from = std::min(e.queue->scan_from, e.row.seq);  // it may wait to be sent again
   }
   void release_bytes(const std::string& socket, size_t bytes) {
     auto it = socket_bytes.find(socket);
@@ -219,7 +223,9 @@ struct DurableQueues::State {
     uint64_t token = q.policy.ack ? 0 : next_receipt++;
     std::vector<std::string> sent;
     const std::string& socket = to->socket_id();
-    for (auto& [seq, e] : q.entries) {
+    auto it = q.entries.lower_bound(q.scan_from);
+    for (; it != q.entries.end(); ++it) {
+      Entry& e = it->second;
       if (!e.committed) break;
       if (e.acking || e.phase != Phase::stored) continue;
       if (!window_open(q, socket)) {
@@ -237,6 +243,8 @@ struct DurableQueues::State {
       sink.deliver(to, q.key, e.row.payload, e.row.attachments);
       sent.push_back(e.row.id);
     }
+    // Everything before where the walk stopped is out, or acking: the next walk starts there.
+    q.scan_from = it == q.entries.end() ? next_seq : it->first;
     if (sent.empty()) return;
     sink.when_sent(to, [this, alive = std::weak_ptr(io_owner), token, ids = std::move(sent)](bool ok) mutable {
       if (auto io_alive = alive.lock())
@@ -705,8 +713,10 @@ struct DurableQueues::State {
       auto it = by_id.find(id);
       if (!status) {
         if (it != by_id.end()) {
-          it->second->acking = false;
-          --it->second->queue->acking;
+          Entry& e = *it->second;
+          e.acking = false;
+          --e.queue->acking;
+          e.queue->scan_from = std::min(e.queue->scan_from, e.row.seq);
         }
         return reply(500, status.error().message);
       }
