@@ -110,11 +110,15 @@ struct DurableQueues::State {
   };
 
   static bool occupies(const Entry& e) { return e.phase == Phase::in_flight || e.phase == Phase::backoff; }
-  static size_t bytes_of(const Entry& e) {
-    size_t n = e.row.payload.size();
-    for (const auto& a : e.row.attachments) n += a.size();
+  static size_t attachment_bytes(const std::vector<std::string>& attachments) {
+    size_t n = 0;
+    for (const auto& a : attachments) n += a.size();
     return n;
   }
+  // What a copy puts on its connection.
+  static size_t bytes_of(const Entry& e) { return e.row.payload.size() + attachment_bytes(e.row.attachments); }
+  // No entry below scan_from waits to be sent: one that may be sent again lowers it.
+  static void may_send_again(Entry& e) { e.queue->scan_from = std::min(e.queue->scan_from, e.row.seq); }
 
   // An entry enters the window (sent: its socket is set) or leaves it (back to stored, or forgotten).
   // The count is the queue's; the bytes are the connection's, shared by all its queues, since what the
@@ -131,7 +135,7 @@ struct DurableQueues::State {
     }
     e.phase = Phase::stored;
     e.receipt = 0;
-    e.queue->scan_from = std::min(e.queue->scan_from, e.row.seq);  // it may wait to be sent again
+    may_send_again(e);
   }
   void release_bytes(const std::string& socket, size_t bytes) {
     auto it = socket_bytes.find(socket);
@@ -159,9 +163,7 @@ struct DurableQueues::State {
   // bookkeeping and attachments (copied per row). The payload is charged apart, once per buffer however
   // many rows share it (store::SharedText; charge_payload / release_payload).
   static size_t charge_of(const std::vector<std::string>& attachments) {
-    size_t n = kRowOverhead;
-    for (const auto& a : attachments) n += a.size();
-    return n;
+    return kRowOverhead + attachment_bytes(attachments);
   }
   // A payload buffer is charged to the realm of the first row holding it, until the last one goes.
   struct PayloadUse {
@@ -183,11 +185,7 @@ struct DurableQueues::State {
     payloads.erase(it);
   }
   // What a message costs the writer's backlog: each copy is encoded (payload included) on its own.
-  static size_t copy_bytes(const StoredMessage& m) {
-    size_t n = m.payload.size() + kRowOverhead;
-    for (const auto& a : m.attachments) n += a.size();
-    return n;
-  }
+  static size_t copy_bytes(const StoredMessage& m) { return m.payload.size() + charge_of(m.attachments); }
   // Whether one more copy of `bytes` fits in `realm` under the caps on rows and bytes.
   bool fits(const std::string& realm, size_t bytes) {
     auto over = [](size_t cap, size_t now, size_t more) { return cap && now + more > cap; };
@@ -716,7 +714,7 @@ struct DurableQueues::State {
           Entry& e = *it->second;
           e.acking = false;
           --e.queue->acking;
-          e.queue->scan_from = std::min(e.queue->scan_from, e.row.seq);
+          may_send_again(e);
         }
         return reply(500, status.error().message);
       }
