@@ -132,6 +132,16 @@ class DurableQueuesTest : public ::testing::Test {
     queues_->socket_closed(e->socket_id());
   }
 
+  // `n` copies {"n":i} stored without ACK mode for consumer "c", then replayed to it on socket "s1" with
+  // the transport's receipts held for the test to answer.
+  EndpointPtr replay_held_backlog(int n) {
+    for (int i = 0; i < n; ++i) enqueue("{\"n\":" + std::to_string(i) + "}", {copy("c", DeliveryPolicy{})});
+    sink_.hold_receipts();
+    auto c = online("c", "s1");
+    queues_->replay(copy("c", DeliveryPolicy{}), c);
+    return c;
+  }
+
   QueueCopy copy(const std::string& consumer, DeliveryPolicy policy) {
     return QueueCopy{"default", "p-e", consumer, consumer, policy};
   }
@@ -298,10 +308,7 @@ TEST_F(DurableQueuesTest, WithoutAckModeReplayDeliversOnceAndDeletes) {
 // each row deleted once the transport took it.
 TEST_F(DurableQueuesTest, WithoutAckModeReplayIsPacedByTheTransportAndDeletesOnlyWhatWasSent) {
   DeliveryPolicy plain;
-  for (int i = 0; i < 600; ++i) enqueue("{\"n\":" + std::to_string(i) + "}", {copy("c", plain)});
-  sink_.hold_receipts();
-  auto c = online("c", "s1");
-  queues_->replay(copy("c", plain), c);
+  auto c = replay_held_backlog(600);
   sink_.wait_for(256);
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(sink_.count(), 256u);     // one window, then nothing until the transport took it
@@ -324,10 +331,7 @@ TEST_F(DurableQueuesTest, WithoutAckModeReplayIsPacedByTheTransportAndDeletesOnl
 // next replay sends the same rows again (at least once, never lost).
 TEST_F(DurableQueuesTest, WithoutAckModeRowsNotTakenByTheTransportStay) {
   DeliveryPolicy plain;
-  for (int i = 0; i < 3; ++i) enqueue("{\"n\":" + std::to_string(i) + "}", {copy("c", plain)});
-  sink_.hold_receipts();
-  auto c = online("c", "s1");
-  queues_->replay(copy("c", plain), c);
+  auto c = replay_held_backlog(3);
   sink_.wait_for(3);
   offline(c);
   EXPECT_EQ(sink_.release(false), 1u);
@@ -472,10 +476,7 @@ TEST_F(DurableQueuesTest, LiveOnlyCopiesAreNeverStored) {
 // another connection, not with some later event.
 TEST_F(DurableQueuesTest, WithoutAckModeAWindowNotTakenGoesToTheConsumersNewConnection) {
   DeliveryPolicy plain;
-  for (int i = 0; i < 3; ++i) enqueue("{\"n\":" + std::to_string(i) + "}", {copy("c", plain)});
-  sink_.hold_receipts();
-  auto c = online("c", "s1");
-  queues_->replay(copy("c", plain), c);
+  auto c = replay_held_backlog(3);
   sink_.wait_for(3);
   offline(c);
   auto c2 = online("c", "s2");
