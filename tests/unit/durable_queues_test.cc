@@ -307,7 +307,6 @@ TEST_F(DurableQueuesTest, WithoutAckModeReplayDeliversOnceAndDeletes) {
 // was cut as slow and everything beyond it lost, its rows deleted when queued). Now a window at a time,
 // each row deleted once the transport took it.
 TEST_F(DurableQueuesTest, WithoutAckModeReplayIsPacedByTheTransportAndDeletesOnlyWhatWasSent) {
-  DeliveryPolicy plain;
   auto c = replay_held_backlog(600);
   sink_.wait_for(256);
   std::this_thread::sleep_for(100ms);
@@ -475,7 +474,6 @@ TEST_F(DurableQueuesTest, LiveOnlyCopiesAreNeverStored) {
 // A window not taken by a closing connection goes again at once when the consumer is already back on
 // another connection, not with some later event.
 TEST_F(DurableQueuesTest, WithoutAckModeAWindowNotTakenGoesToTheConsumersNewConnection) {
-  DeliveryPolicy plain;
   auto c = replay_held_backlog(3);
   sink_.wait_for(3);
   offline(c);
