@@ -24,7 +24,7 @@
 #include "store/store.h"
 #include "store/writer.h"
 #include "surfaces/diagnostics.h"
-#include "surfaces/tyo_mq_surface.h"
+#include "surfaces/tyo_mq/surface.h"
 
 namespace {
 

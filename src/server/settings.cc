@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "surfaces/tyo_mq_requests.h"
+#include "surfaces/tyo_mq/requests.h"
 
 namespace siomq::server {
 namespace {

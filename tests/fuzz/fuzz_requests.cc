@@ -1,4 +1,4 @@
-// libFuzzer target for the tyo-mq request payloads (src/surfaces/tyo_mq_requests) and the durations
+// libFuzzer target for the tyo-mq request payloads (src/surfaces/tyo_mq/requests) and the durations
 // they carry (src/wire/durations): what any client, authenticated or not, hands the broker.
 //
 // The input is a request object's text, sent both ways a client may send it: as the object itself (when
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "surfaces/tyo_mq_requests.h"
+#include "surfaces/tyo_mq/requests.h"
 #include "wire/durations.h"
 #include "wire/js_json.h"
 #include "wire/socketio.h"

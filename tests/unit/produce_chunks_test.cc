@@ -1,5 +1,5 @@
 // PRODUCE_CHUNK reassembly: pieces join in index order, and every bound holds in bytes and in entries.
-#include "surfaces/produce_chunks.h"
+#include "surfaces/tyo_mq/produce_chunks.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "surfaces/tyo_mq_requests.h"
+#include "surfaces/tyo_mq/requests.h"
 
 #include <gtest/gtest.h>
 

@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "surfaces/tyo_mq_requests.h"
+#include "surfaces/tyo_mq/requests.h"
 #include "wire/result.h"
 
 namespace siomq::surfaces {

@@ -8,8 +8,8 @@
 #include "net/http_client.h"
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
-#include "surfaces/tyo_mq_context.h"
-#include "surfaces/tyo_mq_requests.h"
+#include "surfaces/tyo_mq/context.h"
+#include "surfaces/tyo_mq/requests.h"
 #include "wire/js_json.h"
 #include "wire/log_text.h"
 

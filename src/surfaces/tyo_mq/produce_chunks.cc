@@ -1,4 +1,4 @@
-#include "surfaces/produce_chunks.h"
+#include "surfaces/tyo_mq/produce_chunks.h"
 
 #include <atomic>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "surfaces/public_settings.h"
+#include "surfaces/tyo_mq/public_settings.h"
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "surfaces/tyo_mq_context.h"
+#include "surfaces/tyo_mq/context.h"
 
 #include <boost/asio/post.hpp>
 
@@ -6,7 +6,7 @@
 
 #include "net/engine_session.h"
 #include "net/worker_pool.h"
-#include "surfaces/tyo_mq_requests.h"
+#include "surfaces/tyo_mq/requests.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
 

@@ -28,8 +28,8 @@
 #include "broker/broker.h"
 #include "net/out_frame.h"
 #include "net/socket.h"
-#include "surfaces/produce_chunks.h"
-#include "surfaces/tyo_mq_surface.h"
+#include "surfaces/tyo_mq/produce_chunks.h"
+#include "surfaces/tyo_mq/surface.h"
 
 namespace siomq::net {
 class Worker;

@@ -1,4 +1,4 @@
-#include "surfaces/ping.h"
+#include "surfaces/tyo_mq/ping.h"
 
 #include <simdjson.h>
 

@@ -1,4 +1,4 @@
-#include "surfaces/tyo_mq_surface.h"
+#include "surfaces/tyo_mq/surface.h"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -12,9 +12,9 @@
 #include "net/engine_session.h"
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
-#include "surfaces/ping.h"
-#include "surfaces/tyo_mq_context.h"
-#include "surfaces/tyo_mq_requests.h"
+#include "surfaces/tyo_mq/ping.h"
+#include "surfaces/tyo_mq/context.h"
+#include "surfaces/tyo_mq/requests.h"
 #include "wire/engineio.h"
 #include "wire/js_json.h"
 #include "wire/json_spans.h"
