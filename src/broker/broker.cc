@@ -5,7 +5,7 @@ namespace siomq::broker {
 Broker::Routing Broker::route_produce(const std::string& realm, std::string_view event, const std::string& from,
                                       const std::optional<std::string>& sender_id, const EndpointPtr& sender,
                                       size_t name_room) {
-  Routing out = with_realm(realm, [&](Realm& r) {
+  Routing out = with_realm(realm, [&](RealmRegistry& r) {
     bool fresh = r.bind_sender(from, sender_id, sender, name_room);
     return Routing{r.route(event, from), r.producer_default_ttl(from), fresh};
   });
@@ -66,7 +66,7 @@ std::vector<EndpointPtr> Broker::remove_realm(const std::string& name) {
   }
   std::lock_guard lock(slot->mu);
   auto members = slot->realm.members();
-  slot->realm = Realm();
+  slot->realm = RealmRegistry();
   detach(*slot);
   return members;
 }

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "broker/realm.h"
+#include "broker/realm_registry.h"
 
 namespace siomq::broker {
 
@@ -29,7 +29,7 @@ class Broker {
                         const std::optional<std::string>& sender_id, const EndpointPtr& sender,
                         size_t name_room = SIZE_MAX);
 
-  // Runs `f(Realm&)` under the realm's lock, creating the realm on first use; returns what f returns.
+  // Runs `f(RealmRegistry&)` under the realm's lock, creating the realm on first use; returns what f returns.
   template <class F>
   auto with_realm(const std::string& name, F&& f) {
     std::shared_ptr<Slot> slot = slot_for(name);
@@ -38,7 +38,7 @@ class Broker {
     return f(slot->realm);
   }
 
-  // Runs `f(Realm&)` under the realm's lock only if the realm exists (a disconnect must not bring a
+  // Runs `f(RealmRegistry&)` under the realm's lock only if the realm exists (a disconnect must not bring a
   // removed realm back).
   template <class F>
   void if_realm(const std::string& name, F&& f) {
@@ -69,7 +69,7 @@ class Broker {
  private:
   struct Slot {
     std::mutex mu;
-    Realm realm;
+    RealmRegistry realm;
     size_t names = 0, subscriptions = 0;  // what the totals hold for this realm
     bool detached = false;                // removed: no longer counted
   };

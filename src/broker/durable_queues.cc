@@ -4,7 +4,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -13,7 +12,6 @@
 #include <map>
 #include <mutex>
 #include <pthread.h>
-#include <random>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -21,9 +19,7 @@
 
 #include "broker/broker.h"
 #include "store/writer.h"
-#include "wire/js_json.h"
 #include "wire/log_text.h"
-#include "wire/socketio.h"
 
 namespace siomq::broker {
 namespace {
@@ -35,25 +31,20 @@ int64_t unix_ms() {
       .count();
 }
 
+// A queue's identity, (realm, key, consumer_id), as one map key: the same joining as a stored
+// subscription's id, whose third part is the consumer name instead.
 std::string queue_id(std::string_view realm, std::string_view key, std::string_view consumer_id) {
-  std::string id(realm);
-  id.push_back('\0');
-  id.append(key);
-  id.push_back('\0');
-  id.append(consumer_id);
-  return id;
+  return store::subscription_id(realm, key, consumer_id);
 }
 
-// The delivery object of an ACK-mode copy: the stored one plus msgId, msg_id and delivery_attempt.
-std::string with_ack_fields(const std::string& payload, const std::string& id, int attempt) {
-  std::string out = payload;
-  if (out.empty() || out.back() != '}') return out;
-  out.pop_back();
-  if (out.size() > 1) out.push_back(',');
-  std::string quoted;
-  sio::append_json_string(quoted, id);
-  out += "\"msgId\":" + quoted + ",\"msg_id\":" + quoted + ",\"delivery_attempt\":" + std::to_string(attempt) + "}";
-  return out;
+// A copy as an endpoint receives it; `attempt` > 0 in ACK mode.
+Delivery delivery_of(std::string_view key, const store::Row& row, int attempt = 0) {
+  Delivery d(key, row.payload.str(), row.attachments);
+  if (attempt) {
+    d.msg_id = row.id;
+    d.attempt = attempt;
+  }
+  return d;
 }
 
 store::Op put_row(const store::Row& row) {
@@ -238,13 +229,13 @@ struct DurableQueues::State {
       take_off(e);
       e.phase = Phase::in_flight;
       e.receipt = token;
-      sink.deliver(to, q.key, e.row.payload, e.row.attachments);
+      to->deliver(delivery_of(q.key, e.row));
       sent.push_back(e.row.id);
     }
     // Everything before where the walk stopped is out, or acking: the next walk starts there.
     q.scan_from = it == q.entries.end() ? next_seq : it->first;
     if (sent.empty()) return;
-    sink.when_sent(to, [this, alive = std::weak_ptr(io_owner), token, ids = std::move(sent)](bool ok) mutable {
+    to->when_sent([this, alive = std::weak_ptr(io_owner), token, ids = std::move(sent)](bool ok) mutable {
       if (auto io_alive = alive.lock())
         boost::asio::post(*io_alive, [this, token, ids = std::move(ids), ok] { on_sent(token, ids, ok); });
     });
@@ -279,17 +270,12 @@ struct DurableQueues::State {
     if (EndpointPtr to = endpoint_of(*q); to && to->socket_id() != socket) pump(*q, true, to);
   }
 
-  State(Broker& b, store::Writer& w, DeliverySink& s, QueueOptions o)
-      : broker(b), writer(w), sink(s), options(o), io_owner(std::make_shared<boost::asio::io_context>()), io(*io_owner),
-        timer(io), expiry_timer(io) {
-    uint64_t seed = 0;
-    RAND_bytes(reinterpret_cast<unsigned char*>(&seed), sizeof seed);
-    rng.seed(seed ^ static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count()));
-  }
+  State(Broker& b, store::Writer& w, QueueOptions o)
+      : broker(b), writer(w), options(o), io_owner(std::make_shared<boost::asio::io_context>()), io(*io_owner),
+        timer(io), expiry_timer(io) {}
 
   Broker& broker;
   store::Writer& writer;
-  DeliverySink& sink;
   QueueOptions options;
   // Transport receipts may be answered from destructors after this state is gone (an endpoint held by a
   // realm, destroyed at shutdown after the queues): they hold the io_context weakly and post nothing then.
@@ -299,7 +285,6 @@ struct DurableQueues::State {
   boost::asio::steady_timer expiry_timer;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
   std::thread thread;
-  std::mt19937_64 rng;
 
   std::map<std::string, Queue> queues;  // by queue_id
   std::unordered_map<std::string, Entry*> by_id;
@@ -325,7 +310,7 @@ struct DurableQueues::State {
   std::set<std::pair<int64_t, Entry*>, ByTime> expiries;  // (expires_ms, entry)
   std::map<uint64_t, store::DeadRow> dead;  // by seq: oldest first
   std::unordered_map<std::string, uint64_t> dead_by_id;
-  std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> stored spec
+  std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> its surface's spec
   std::vector<std::string> emptied;  // queues that became empty since the last sweep
   // Writes finished by the writer thread, waiting for run_written on this thread.
   std::mutex written_mu;
@@ -335,13 +320,10 @@ struct DurableQueues::State {
   std::atomic<size_t> unwritten{0};  // bytes enqueued whose write has not finished (DurableQueues::behind)
   QueueStats counters;
 
-  // "msg-" base36(now ms) "-" 12 hex digits, as the reference makes them.
-  std::string new_id() {
-    std::string time = js::base36(static_cast<uint64_t>(unix_ms()));
+  // A fresh id for the copy `seq`, as its surface names copies (QueueOptions::new_message_id).
+  std::string new_id(uint64_t seq) {
     for (;;) {
-      char hex[13];
-      std::snprintf(hex, sizeof hex, "%012llx", static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
-      std::string id = "msg-" + time + "-" + hex;
+      std::string id = options.new_message_id ? options.new_message_id(seq) : std::to_string(seq);
       if (!by_id.count(id) && !dead_by_id.count(id)) return id;
     }
   }
@@ -365,7 +347,7 @@ struct DurableQueues::State {
   EndpointPtr endpoint_of(const Queue& q) {
     if (q.consumer.empty()) return nullptr;
     EndpointPtr to;
-    broker.if_realm(q.realm, [&](Realm& r) { to = r.consumer_endpoint(q.consumer); });
+    broker.if_realm(q.realm, [&](RealmRegistry& r) { to = r.consumer_endpoint(q.consumer); });
     return to;
   }
 
@@ -510,7 +492,7 @@ struct DurableQueues::State {
     e.receipt = 0;
     e.attempt = attempt;
     schedule(e, q.policy.ack_timeout_ms);
-    sink.deliver(to, q.key, with_ack_fields(e.row.payload, e.row.id, attempt), e.row.attachments);
+    to->deliver(delivery_of(q.key, e.row, attempt));
   }
 
   void on_ack_timeout(Entry& e) {
@@ -606,7 +588,7 @@ struct DurableQueues::State {
       Queue& q = queue_for(copy);
       store::Row row;
       row.seq = next_seq++;
-      row.id = new_id();
+      row.id = new_id(row.seq);
       row.realm = copy.realm;
       row.event = copy.key;
       row.consumer = copy.consumer_id;
@@ -636,9 +618,9 @@ struct DurableQueues::State {
     auto it = queues.find(queue_id(copy.realm, copy.key, copy.consumer_id));
     if (it != queues.end() && (it->second.uncommitted || !it->second.entries.empty())) return false;
     EndpointPtr to;
-    broker.if_realm(copy.realm, [&](Realm& r) { to = r.consumer_endpoint(copy.consumer); });
+    broker.if_realm(copy.realm, [&](RealmRegistry& r) { to = r.consumer_endpoint(copy.consumer); });
     if (!to) return false;
-    sink.deliver(to, copy.key, message.payload, message.attachments);
+    to->deliver(Delivery(copy.key, message.payload.str(), message.attachments));
     return true;
   }
 
@@ -747,23 +729,21 @@ struct DurableQueues::State {
     for (Queue* q : landed) pump(*q, true);
   }
 
-  void save_subscription(const std::string& realm, const SubscribeSpec& spec) {
-    std::string id = store::subscription_id(realm, subscription_key(spec.producer, spec.event), spec.consumer);
-    std::string json = encode_spec(spec);
+  void save_subscription(DurableSubscription sub) {
+    std::string id = store::subscription_id(sub.realm, sub.key, sub.consumer);
     auto& stored = stored_specs[id];
-    if (stored == json) return;  // a client re-subscribing on every reconnect writes nothing
-    stored = json;
-    store::SubscriptionRecord rec{realm, subscription_key(spec.producer, spec.event), spec.consumer, json};
+    if (stored == sub.spec) return;  // a client re-subscribing on every reconnect writes nothing
+    stored = sub.spec;
+    store::SubscriptionRecord rec{std::move(sub.realm), std::move(sub.key), std::move(sub.consumer), std::move(sub.spec)};
     submit({store::Op{store::Op::Kind::put_subscription, 0, id, store::encode_subscription(rec)}});
   }
 
-  void remove_subscription(const std::string& realm, const SubscribeSpec& spec, bool drop_queue) {
-    const std::string key = subscription_key(spec.producer, spec.event);
+  void remove_subscription(const DurableSubscription& sub, bool drop_queue) {
     std::vector<store::Op> ops;
-    std::string id = store::subscription_id(realm, key, spec.consumer);
+    std::string id = store::subscription_id(sub.realm, sub.key, sub.consumer);
     if (stored_specs.erase(id)) ops.push_back(store::Op{store::Op::Kind::delete_subscription, 0, id, {}});
     if (drop_queue) {
-      auto it = queues.find(queue_id(realm, key, spec.consumer_id));
+      auto it = queues.find(queue_id(sub.realm, sub.key, sub.consumer_id));
       if (it != queues.end()) {
         std::vector<Entry*> all;
         for (auto& [seq, e] : it->second.entries) all.push_back(&e);
@@ -824,7 +804,7 @@ struct DurableQueues::State {
     store::Row row = std::move(dead_row.row);
     uint64_t old_seq = row.seq;
     row.seq = next_seq++;
-    row.id = new_id();
+    row.id = new_id(row.seq);
     row.created_ms = unix_ms();
     row.expires_ms = options.default_ttl_ms ? std::max<int64_t>(1, row.created_ms + *options.default_ttl_ms) : 0;
     std::vector<store::Op> ops{store::Op{store::Op::Kind::delete_dead, old_seq, {}, {}}, put_row(row)};
@@ -846,19 +826,19 @@ struct DurableQueues::State {
   void post(std::function<void()> f) { boost::asio::post(io, std::move(f)); }
 };
 
-DurableQueues::DurableQueues(Broker& broker, store::Writer& writer, DeliverySink& sink, QueueOptions options)
-    : state_(std::make_unique<State>(broker, writer, sink, options)) {}
+DurableQueues::DurableQueues(Broker& broker, store::Writer& writer, QueueOptions options)
+    : state_(std::make_unique<State>(broker, writer, options)) {}
 
 DurableQueues::~DurableQueues() { stop(); }
 
-std::vector<std::pair<std::string, SubscribeSpec>> DurableQueues::load(store::Backend::Contents contents) {
+std::vector<DurableSubscription> DurableQueues::load(store::Backend::Contents contents, const ReadSubscription& read) {
   State& s = *state_;
-  std::vector<std::pair<std::string, SubscribeSpec>> out;
+  std::vector<DurableSubscription> out;
   std::vector<store::Op> purge;
   uint64_t quarantined = contents.quarantined;
   for (auto& rec : contents.subscriptions) {
-    auto spec = decode_spec(rec.spec);
-    if (!spec) {
+    auto sub = read(rec);
+    if (!sub) {
       // A record the store could read but the engine cannot use: moved aside like the store's own.
       spdlog::warn("store: a durable subscription of {} bytes cannot be used; moved to the quarantine", rec.spec.size());
       const std::string id = store::subscription_id(rec.realm, rec.key, rec.consumer);
@@ -867,9 +847,9 @@ std::vector<std::pair<std::string, SubscribeSpec>> DurableQueues::load(store::Ba
       continue;
     }
     s.stored_specs[store::subscription_id(rec.realm, rec.key, rec.consumer)] = rec.spec;
-    QueueCopy q{rec.realm, rec.key, spec->consumer_id, spec->consumer, spec->policy};
+    QueueCopy q{rec.realm, rec.key, sub->consumer_id, sub->consumer, sub->policy};
     s.queue_for(q);
-    out.emplace_back(rec.realm, std::move(*spec));
+    out.push_back(std::move(*sub));
   }
   int64_t now = unix_ms();
   for (auto& row : contents.rows) {
@@ -948,13 +928,13 @@ void DurableQueues::socket_closed(std::string socket_id) {
   state_->post([s = state_.get(), socket_id = std::move(socket_id)] { s->socket_closed(socket_id); });
 }
 
-void DurableQueues::save_subscription(std::string realm, SubscribeSpec spec) {
-  state_->post([s = state_.get(), realm = std::move(realm), spec = std::move(spec)] { s->save_subscription(realm, spec); });
+void DurableQueues::save_subscription(DurableSubscription subscription) {
+  state_->post([s = state_.get(), sub = std::move(subscription)]() mutable { s->save_subscription(std::move(sub)); });
 }
 
-void DurableQueues::remove_subscription(std::string realm, SubscribeSpec spec, bool drop_queue) {
-  state_->post([s = state_.get(), realm = std::move(realm), spec = std::move(spec), drop_queue] {
-    s->remove_subscription(realm, spec, drop_queue);
+void DurableQueues::remove_subscription(DurableSubscription subscription, bool drop_queue) {
+  state_->post([s = state_.get(), sub = std::move(subscription), drop_queue] {
+    s->remove_subscription(sub, drop_queue);
   });
 }
 

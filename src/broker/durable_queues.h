@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "broker/realm.h"
+#include "broker/realm_registry.h"
 #include "store/store.h"
 #include "wire/result.h"
 
@@ -26,18 +26,6 @@ class Writer;
 namespace siomq::broker {
 
 class Broker;
-
-// Where stored copies go out: the surface sends `payload` as CONSUME-<key> to the connection.
-class DeliverySink {
- public:
-  virtual ~DeliverySink() = default;
-  virtual void deliver(const EndpointPtr& to, const std::string& key, const std::string& payload,
-                       const std::vector<std::string>& attachments) = 0;
-  // `done(true)`, from any thread, once everything delivered to `to` so far has reached its transport
-  // (written to the socket, or taken by a long-poll response); `done(false)` when it closed first. Every
-  // receipt asked for is answered exactly once (DurableQueues relies on it), possibly from a destructor.
-  virtual void when_sent(const EndpointPtr& to, std::function<void(bool sent)> done) = 0;
-};
 
 struct QueueOptions {
   std::optional<int64_t> default_ttl_ms = 86400 * 1000LL;  // storage default_ttl; nullopt: never expires
@@ -54,7 +42,21 @@ struct QueueOptions {
   // Bytes of copies handed to enqueue() whose write has not finished yet: past this the store is behind
   // (behind() says so) and the surface refuses new copies instead of queueing without bound.
   size_t max_unwritten_bytes = 256 * 1024 * 1024;
+  // The id of the stored copy `seq`, as its surface names copies (tyo-mq: "msg-<base36 ms>-<12 hex>"); the
+  // engine asks again until the id is unused. Unset: the decimal seq.
+  std::function<std::string(uint64_t seq)> new_message_id;
 };
+
+// A durable subscription as the engine keeps it: the queue it feeds and how that queue delivers, with its
+// surface's own description of it (`spec`), stored as it is and given back at start-up.
+struct DurableSubscription {
+  std::string realm, key, consumer;  // the stored record's identity
+  std::string consumer_id;           // the queue is (realm, key, consumer_id)
+  DeliveryPolicy policy;
+  std::string spec;                  // the surface's encoding (a JSON object)
+};
+// Reads a stored subscription record back: nullopt when its surface cannot use it (it is quarantined).
+using ReadSubscription = std::function<std::optional<DurableSubscription>(const store::SubscriptionRecord&)>;
 
 // A produced message, shared by the copies stored for it.
 struct StoredMessage {
@@ -93,14 +95,15 @@ struct QueueStats {
 
 class DurableQueues {
  public:
-  DurableQueues(Broker& broker, store::Writer& writer, DeliverySink& sink, QueueOptions options);
+  // `broker` and `writer` must outlive this object.
+  DurableQueues(Broker& broker, store::Writer& writer, QueueOptions options);
   ~DurableQueues();
   DurableQueues(const DurableQueues&) = delete;
   DurableQueues& operator=(const DurableQueues&) = delete;
 
-  // Rebuilds the queues from the backend's contents (expired rows are purged) and returns the
-  // durable subscriptions, realm first, for the realms to restore. Before start() only.
-  std::vector<std::pair<std::string, SubscribeSpec>> load(store::Backend::Contents contents);
+  // Rebuilds the queues from the backend's contents (expired rows are purged) and returns the durable
+  // subscriptions `read` could use, for their surface to restore. Before start() only.
+  std::vector<DurableSubscription> load(store::Backend::Contents contents, const ReadSubscription& read);
   void start();
   // Stops the thread; callbacks not yet run are dropped. The writer is stopped (drained) after this.
   void stop();
@@ -132,8 +135,9 @@ class DurableQueues {
 
   // Durable subscriptions are stored so that they survive restarts (§0 row 6). `remove_subscription`
   // forgets the stored spec and, with `drop_queue`, deletes the queue's rows (§0 row 4).
-  void save_subscription(std::string realm, SubscribeSpec spec);
-  void remove_subscription(std::string realm, SubscribeSpec spec, bool drop_queue);
+  // (`spec` is not used by remove_subscription.)
+  void save_subscription(DurableSubscription subscription);
+  void remove_subscription(DurableSubscription subscription, bool drop_queue);
 
   // The DLQ (§5.6), behind the management commands. dlq_list: oldest first, every realm when nullopt.
   void dlq_list(std::optional<std::string> realm, std::function<void(std::vector<store::DeadRow>)> done);

@@ -24,6 +24,8 @@
 #include "store/store.h"
 #include "store/writer.h"
 #include "surfaces/diagnostics.h"
+#include "surfaces/tyo_mq/delivery.h"
+#include "surfaces/tyo_mq/stored_subscription.h"
 #include "surfaces/tyo_mq/surface.h"
 
 namespace {
@@ -76,7 +78,6 @@ int run(Options opt) {
   net::WorkerPool pool(threads);
   net::SioServer sio(pool);
   broker::Broker broker;
-  auto sink = surfaces::make_tyo_mq_sink();
   broker::QueueOptions queue_options;
   queue_options.default_ttl_ms = st.default_ttl_ms;
   queue_options.max_queued_per_realm = st.max_queued_per_realm;
@@ -84,9 +85,9 @@ int run(Options opt) {
   queue_options.window_bytes = std::max<size_t>(1, settings.transport.max_outbound_bytes / 4);
   queue_options.max_queued_bytes_per_realm = st.max_queued_bytes_per_realm;
   queue_options.max_queued_bytes_total = st.max_queued_bytes_total;
-  broker::DurableQueues queues(broker, writer, *sink, queue_options);
-  for (const auto& restored : queues.load(std::move(contents)))
-    broker.with_realm(restored.first, [&](broker::Realm& r) { r.restore(restored.second); });
+  queue_options.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };
+  broker::DurableQueues queues(broker, writer, queue_options);
+  surfaces::restore_subscriptions(broker, queues.load(std::move(contents), surfaces::read_subscription));
   queues.start();
   // Runs set_persistence's move: the target is opened and checked on the main thread (it may block), the
   // queues copy everything into it, and the old backend is closed once the writer has switched.

@@ -12,69 +12,13 @@
 
 #include "broker/broker.h"
 #include "store/writer.h"
+#include "surfaces/tyo_mq/stored_subscription.h"
 #include "fake_endpoint.h"
 
 namespace siomq::broker {
 namespace {
 
 using namespace std::chrono_literals;
-
-struct Sent {
-  std::string socket, key, payload;
-};
-
-// Records what the queues send, for the test thread to wait on.
-class RecordingSink : public DeliverySink {
- public:
-  void deliver(const EndpointPtr& to, const std::string& key, const std::string& payload,
-               const std::vector<std::string>&) override {
-    std::lock_guard lock(mu_);
-    sent_.push_back({to->socket_id(), key, payload});
-    cv_.notify_all();
-  }
-  // The transport takes everything at once, unless receipts are held for the test to release.
-  void when_sent(const EndpointPtr&, std::function<void(bool)> done) override {
-    std::unique_lock lock(mu_);
-    if (!hold_) {
-      lock.unlock();
-      return done(true);
-    }
-    receipts_.push_back(std::move(done));
-    cv_.notify_all();
-  }
-  void hold_receipts() {
-    std::lock_guard lock(mu_);
-    hold_ = true;
-  }
-  // Waits for a receipt to be asked for, then answers every one asked so far with `sent`.
-  size_t release(bool sent, std::chrono::milliseconds timeout = 3s) {
-    std::vector<std::function<void(bool)>> due;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, timeout, [&] { return !receipts_.empty(); });
-      due.swap(receipts_);
-    }
-    for (auto& d : due) d(sent);
-    return due.size();
-  }
-  // Waits until `n` deliveries were made in all; returns them.
-  std::vector<Sent> wait_for(size_t n, std::chrono::milliseconds timeout = 3s) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, timeout, [&] { return sent_.size() >= n; });
-    return sent_;
-  }
-  size_t count() {
-    std::lock_guard lock(mu_);
-    return sent_.size();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Sent> sent_;
-  bool hold_ = false;
-  std::vector<std::function<void(bool)>> receipts_;
-};
 
 // The msgId of a delivery payload.
 std::string msg_id(const std::string& payload) {
@@ -108,8 +52,9 @@ class DurableQueuesTest : public ::testing::Test {
   void start(std::unique_ptr<store::Backend> backend, QueueOptions options = {}) {
     backend_ = std::move(backend);
     writer_ = std::make_unique<store::Writer>(*backend_, store::SyncMode::batch, 500us);
-    queues_ = std::make_unique<DurableQueues>(broker_, *writer_, sink_, options);
-    restored_ = queues_->load(backend_->load());
+    options.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };  // as the server names them
+    queues_ = std::make_unique<DurableQueues>(broker_, *writer_, options);
+    restored_ = queues_->load(backend_->load(), surfaces::read_subscription);
     queues_->start();
   }
   void shutdown() {
@@ -123,12 +68,12 @@ class DurableQueuesTest : public ::testing::Test {
 
   // A consumer online in realm "default" under its own name.
   EndpointPtr online(const std::string& consumer, const std::string& socket) {
-    auto e = std::make_shared<FakeEndpoint>(socket);
-    broker_.with_realm("default", [&](Realm& r) { return r.register_consumer(consumer, consumer, e); });
+    auto e = std::make_shared<RecordingEndpoint>(socket, sink_);
+    broker_.with_realm("default", [&](RealmRegistry& r) { return r.register_consumer(consumer, consumer, e); });
     return e;
   }
   void offline(const EndpointPtr& e) {
-    broker_.with_realm("default", [&](Realm& r) { return r.disconnect(e); });
+    broker_.with_realm("default", [&](RealmRegistry& r) { return r.disconnect(e); });
     queues_->socket_closed(e->socket_id());
   }
 
@@ -178,11 +123,11 @@ class DurableQueuesTest : public ::testing::Test {
   }
 
   Broker broker_;
-  RecordingSink sink_;
+  Recorder sink_;
   std::unique_ptr<store::Backend> backend_;
   std::unique_ptr<store::Writer> writer_;
   std::unique_ptr<DurableQueues> queues_;
-  std::vector<std::pair<std::string, SubscribeSpec>> restored_;
+  std::vector<DurableSubscription> restored_;
 };
 
 TEST(RetryDelay, FixedOrExponentialAsSection52Says) {
@@ -587,8 +532,8 @@ TEST_F(DurableQueuesTest, PurgeRealmDeletesItsRowsDeadRowsAndSubscriptionsOnly) 
   ASSERT_EQ(dlq("default").size(), 1u);
   enqueue("{\"queued\":1}", {copy("offline", ack_policy())});
   enqueue("{\"other\":1}", {QueueCopy{"r2", "p-e", "c", "c", ack_policy()}});
-  queues_->save_subscription("default", spec("c", ack_policy()));
-  queues_->save_subscription("r2", spec("c", ack_policy()));
+  queues_->save_subscription(surfaces::durable_subscription("default", spec("c", ack_policy())));
+  queues_->save_subscription(surfaces::durable_subscription("r2", spec("c", ack_policy())));
   std::promise<Status> purged;
   queues_->purge_realm("default", [&](const Status& s) { purged.set_value(s); });
   ASSERT_TRUE(purged.get_future().get().ok());
@@ -598,7 +543,7 @@ TEST_F(DurableQueuesTest, PurgeRealmDeletesItsRowsDeadRowsAndSubscriptionsOnly) 
   shutdown();
   start(store::open_file(dir.string()));
   ASSERT_EQ(restored_.size(), 1u);
-  EXPECT_EQ(restored_[0].first, "r2");
+  EXPECT_EQ(restored_[0].realm, "r2");
   EXPECT_EQ(stats().queued, 1u);
   EXPECT_TRUE(dlq().empty());
   shutdown();
@@ -625,7 +570,7 @@ TEST_F(DurableQueuesTest, EmptyQueuesAreDroppedByTheSweep) {
 TEST_F(DurableQueuesTest, RemovingADurableSubscriptionDropsItsQueue) {
   enqueue("{}", {copy("c", ack_policy())});
   enqueue("{}", {copy("d", ack_policy())});
-  queues_->remove_subscription("default", spec("c", ack_policy()), true);
+  queues_->remove_subscription(surfaces::durable_subscription("default", spec("c", ack_policy())), true);
   EXPECT_EQ(stats().queued, 1u);
 }
 
@@ -635,15 +580,15 @@ TEST(DurableQueuesRestart, RowsSubscriptionsAndDeadLettersSurviveOnTheFileStore)
   std::string in_flight_id;
   {
     Broker broker;
-    RecordingSink sink;
+    Recorder sink;
     auto backend = store::open_file(dir.string());
     store::Writer writer(*backend, store::SyncMode::always, 0us);
-    DurableQueues queues(broker, writer, sink, {});
-    EXPECT_TRUE(queues.load(backend->load()).empty());
+    DurableQueues queues(broker, writer, {});
+    EXPECT_TRUE(queues.load(backend->load(), surfaces::read_subscription).empty());
     queues.start();
-    queues.save_subscription("default", spec("c", ack_policy(), true));
-    auto c = std::make_shared<FakeEndpoint>("s1");
-    broker.with_realm("default", [&](Realm& r) { return r.register_consumer("c", "c", c); });
+    queues.save_subscription(surfaces::durable_subscription("default", spec("c", ack_policy(), true)));
+    auto c = std::make_shared<RecordingEndpoint>("s1", sink);
+    broker.with_realm("default", [&](RealmRegistry& r) { return r.register_consumer("c", "c", c); });
     auto m = std::make_shared<StoredMessage>();
     m->payload = "{\"k\":1}";
     m->producer = "p";
@@ -655,18 +600,18 @@ TEST(DurableQueuesRestart, RowsSubscriptionsAndDeadLettersSurviveOnTheFileStore)
     writer.stop();
   }
   Broker broker;
-  RecordingSink sink;
+  Recorder sink;
   auto backend = store::open_file(dir.string());
   store::Writer writer(*backend, store::SyncMode::always, 0us);
-  DurableQueues queues(broker, writer, sink, {});
-  auto subs = queues.load(backend->load());
+  DurableQueues queues(broker, writer, {});
+  auto subs = queues.load(backend->load(), surfaces::read_subscription);
   queues.start();
   ASSERT_EQ(subs.size(), 1u);
-  EXPECT_EQ(subs[0].first, "default");
-  EXPECT_EQ(subs[0].second.consumer, "c");
-  EXPECT_TRUE(subs[0].second.policy.ack);
-  auto c = std::make_shared<FakeEndpoint>("s9");
-  broker.with_realm("default", [&](Realm& r) { return r.register_consumer("c", "c", c); });
+  EXPECT_EQ(subs[0].realm, "default");
+  EXPECT_EQ(subs[0].consumer, "c");
+  EXPECT_TRUE(subs[0].policy.ack);
+  auto c = std::make_shared<RecordingEndpoint>("s9", sink);
+  broker.with_realm("default", [&](RealmRegistry& r) { return r.register_consumer("c", "c", c); });
   queues.replay(QueueCopy{"default", "p-e", "c", "c", ack_policy()}, c);
   auto sent = sink.wait_for(1);
   ASSERT_EQ(sent.size(), 1u);
@@ -674,23 +619,6 @@ TEST(DurableQueuesRestart, RowsSubscriptionsAndDeadLettersSurviveOnTheFileStore)
   queues.stop();
   writer.stop();
   std::filesystem::remove_all(dir);
-}
-
-TEST(SubscribeSpecCodec, RoundTripsAndRefusesPartialRecords) {
-  SubscribeSpec s = spec("c\"1", ack_policy(1234, 7, 55, true));
-  s.group = "g";
-  s.topic = true;
-  auto back = decode_spec(encode_spec(s));
-  ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->consumer, "c\"1");
-  EXPECT_EQ(back->group, std::optional<std::string>("g"));
-  EXPECT_TRUE(back->topic);
-  EXPECT_EQ(back->policy, s.policy);
-  EXPECT_FALSE(decode_spec("{\"consumer\":\"c\"}").has_value());
-  EXPECT_FALSE(decode_spec("[]").has_value());
-  std::string bad = encode_spec(s);
-  bad.replace(bad.find("\"max_attempts\":7"), 16, "\"max_attempts\":0");
-  EXPECT_FALSE(decode_spec(bad).has_value());
 }
 
 }  // namespace

@@ -1,10 +1,18 @@
-// A broker endpoint with nothing behind it but its socket id: the broker's tests route to these.
+// Broker endpoints for the engine's tests: FakeEndpoint has nothing behind it but its socket id (what it
+// is given is dropped, its receipts are answered at once); RecordingEndpoint writes what it is given to a
+// Recorder the test waits on, shaped as a tyo-mq consumer sees it (the ACK fields spliced in).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
-#include "broker/realm.h"
+#include "broker/endpoint.h"
+#include "surfaces/tyo_mq/delivery.h"
 
 namespace siomq::broker {
 
@@ -12,9 +20,82 @@ class FakeEndpoint : public Endpoint {
  public:
   explicit FakeEndpoint(std::string id) : id_(std::move(id)) {}
   const std::string& socket_id() const override { return id_; }
+  void deliver(const Delivery&) override {}
+  void notify(const Presence&) override {}
+  void when_sent(std::function<void(bool)> done) override { done(true); }
+  void close() override {}
 
  private:
   std::string id_;
+};
+
+struct Sent {
+  std::string socket, key, payload;
+};
+
+// What the endpoints of one test were given, for the test thread to wait on.
+class Recorder {
+ public:
+  void record(Sent sent) {
+    std::lock_guard lock(mu_);
+    sent_.push_back(std::move(sent));
+    cv_.notify_all();
+  }
+  // The transport takes everything at once, unless receipts are held for the test to release.
+  void when_sent(std::function<void(bool)> done) {
+    std::unique_lock lock(mu_);
+    if (!hold_) {
+      lock.unlock();
+      return done(true);
+    }
+    receipts_.push_back(std::move(done));
+    cv_.notify_all();
+  }
+  void hold_receipts() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  // Waits for a receipt to be asked for, then answers every one asked so far with `sent`.
+  size_t release(bool sent, std::chrono::milliseconds timeout = std::chrono::seconds(3)) {
+    std::vector<std::function<void(bool)>> due;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, timeout, [&] { return !receipts_.empty(); });
+      due.swap(receipts_);
+    }
+    for (auto& d : due) d(sent);
+    return due.size();
+  }
+  // Waits until `n` deliveries were made in all; returns them.
+  std::vector<Sent> wait_for(size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(3)) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return sent_.size() >= n; });
+    return sent_;
+  }
+  size_t count() {
+    std::lock_guard lock(mu_);
+    return sent_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Sent> sent_;
+  bool hold_ = false;
+  std::vector<std::function<void(bool)>> receipts_;
+};
+
+class RecordingEndpoint : public FakeEndpoint {
+ public:
+  RecordingEndpoint(std::string id, Recorder& recorder) : FakeEndpoint(std::move(id)), recorder_(recorder) {}
+  void deliver(const Delivery& d) override {
+    std::string payload = d.attempt ? surfaces::with_ack_fields(d.payload, d.msg_id, d.attempt) : std::string(d.payload);
+    recorder_.record({socket_id(), std::string(d.key), std::move(payload)});
+  }
+  void when_sent(std::function<void(bool)> done) override { recorder_.when_sent(std::move(done)); }
+
+ private:
+  Recorder& recorder_;
 };
 
 }  // namespace siomq::broker

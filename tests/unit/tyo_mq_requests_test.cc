@@ -60,6 +60,7 @@ TEST(ParseSubscribe, MalformedFieldsAreErrors) {
   auto missing = parse_subscribe(R"({"producer":"p"})");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message, "Message name should be a object");
+  EXPECT_EQ(missing.error().code, kBareStringError);
   EXPECT_FALSE(parse_subscribe(R"({"event":""})").ok());
   for (const char* bad : {R"({"event":5})", R"({"event":"e","producer":{}})", R"({"event":"e","consumer":[1]})",
                           R"({"event":"e","retry":"3"})", R"({"event":"e","options":{"group":7}})", "[]", "{"}) {

@@ -6,6 +6,7 @@
 
 #include "net/engine_session.h"
 #include "net/worker_pool.h"
+#include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
@@ -33,6 +34,21 @@ void SocketEndpoint::send(FramesPtr frames) {
     return;
   }
   post_outgoing({std::move(frames), {}});
+}
+
+void SocketEndpoint::deliver(const broker::Delivery& delivery) {
+  // The first tyo-mq socket a fan-out reaches encodes the copy; the others reuse its frames.
+  auto encoded = std::dynamic_pointer_cast<const TyoMqEncoding>(delivery.encoding);
+  if (!encoded) {
+    encoded = encode_delivery(delivery);
+    delivery.encoding = encoded;
+  }
+  for (const auto& frames : encoded->frames) send(frames);
+}
+
+void SocketEndpoint::notify(const broker::Presence& presence) {
+  auto [event, payload] = presence_event(presence);
+  send(event_frames(event, payload));
 }
 
 void SocketEndpoint::when_sent(net::SentReceipt done) {

@@ -28,6 +28,7 @@
 #include "broker/broker.h"
 #include "net/out_frame.h"
 #include "net/socket.h"
+#include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/produce_chunks.h"
 #include "surfaces/tyo_mq/surface.h"
 
@@ -37,8 +38,6 @@ struct Namespace;
 }
 
 namespace siomq::surfaces {
-
-using FramesPtr = std::shared_ptr<const std::vector<net::OutFrame>>;
 
 // A socket on namespace "/" as the broker and the auth rules see it. `send` and `close` may be called
 // from any thread; every other member is touched only on the socket's own worker.
@@ -51,11 +50,14 @@ class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_t
 
   // Sends on the socket's worker: directly when called there, else through the outbox.
   void send(FramesPtr frames);
+  // broker::Endpoint: a copy as CONSUME-<key> (delivery.h), a presence change as its event.
+  void deliver(const broker::Delivery& delivery) override;
+  void notify(const broker::Presence& presence) override;
   // From any thread: `done` runs on the worker once everything sent through this endpoint before the
   // call has reached the transport (net::Socket::when_sent), or with false when the socket is gone.
-  void when_sent(net::SentReceipt done);
+  void when_sent(net::SentReceipt done) override;
   // Disconnects the socket (the whole connection), from any thread.
-  void close();
+  void close() override;
 
   // §2's tyoAuth and _pendingRealm. The socket's realm is the grant's, else "default".
   std::optional<auth::Grant> grant;

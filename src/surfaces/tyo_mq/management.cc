@@ -482,7 +482,7 @@ void async_result(const std::shared_ptr<SocketEndpoint>& to, std::optional<uint6
 json stats_of(Context& ctx) {
   json realms = json::object();
   for (const auto& name : ctx.broker.realm_names()) {
-    auto c = ctx.broker.with_realm(name, [](broker::Realm& r) { return r.counts(); });
+    auto c = ctx.broker.with_realm(name, [](broker::RealmRegistry& r) { return r.counts(); });
     realms[name] = {{"producers", {{"total", c.producers}, {"online", c.producers_online}}},
                     {"consumers", {{"total", c.consumers}, {"online", c.consumers_online}}},
                     {"subscriptions", c.keys}};
@@ -692,7 +692,7 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
     if (closed.insert(e.get()).second) e->close();
   }
   for (auto& e : ctx.broker.remove_realm(realm)) {
-    if (closed.insert(e.get()).second) std::static_pointer_cast<SocketEndpoint>(e)->close();
+    if (closed.insert(e.get()).second) e->close();
   }
   d.disconnected_sockets = closed.size();
   ctx.enrolment.remove_realm(realm);
@@ -721,7 +721,7 @@ void housekeeping(Context& ctx) {
     ctx.last_idle_sweep_ms = now;
     size_t forgotten = 0;
     for (const auto& name : idle.enabled ? ctx.broker.realm_names() : std::vector<std::string>{})
-      forgotten += ctx.broker.with_realm(name, [&](broker::Realm& r) { return r.evict_idle(now, idle.ttl_ms); });
+      forgotten += ctx.broker.with_realm(name, [&](broker::RealmRegistry& r) { return r.evict_idle(now, idle.ttl_ms); });
     if (forgotten) spdlog::info("idle eviction: {} names offline for over {} ms forgotten", forgotten, idle.ttl_ms);
     // Realms left with nothing in them go too, eviction on or off: made-up realm names cannot pile up.
     if (size_t gone = ctx.broker.reclaim_empty_realms()) spdlog::info("{} empty realms forgotten", gone);

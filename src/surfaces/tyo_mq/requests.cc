@@ -113,7 +113,7 @@ Result<SubscribeRequest> parse_subscribe(std::string_view object) {
   SubscribeRequest r;
   std::string_view event = f->raw("event");
   // The reference's reply for a missing or falsy event, a bare string.
-  if (!truthy(event)) return make_error("Message name should be a object", kMalformedRequest);
+  if (!truthy(event)) return make_error("Message name should be a object", kBareStringError);
   std::string id, consumer_id, consumer_id_camel;
   auto st = read_texts(*f, "SUBSCRIBE",
                        {{"event", &r.event}, {"producer", &r.producer}, {"consumer", &r.consumer}, {"id", &id},

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "broker/realm.h"
+#include "broker/realm_registry.h"
 #include "wire/durations.h"
 #include "wire/result.h"
 
@@ -16,6 +16,9 @@ namespace siomq::surfaces {
 
 // The error code tyo-mq clients get in ERROR {code, message} for a malformed request.
 inline constexpr int kMalformedRequest = -2;
+// The code of the one malformed request the reference answers with a bare string in ERROR instead of
+// {code, message}: a SUBSCRIBE without an event. The code itself never reaches the client.
+inline constexpr int kBareStringError = -1002;
 
 // The request object of an event: the first argument, an object or a JSON string holding one. `storage`
 // keeps an unescaped string payload alive; the returned view points into `args` or `storage`.

@@ -15,6 +15,7 @@
 #include "surfaces/tyo_mq/ping.h"
 #include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/requests.h"
+#include "surfaces/tyo_mq/stored_subscription.h"
 #include "wire/engineio.h"
 #include "wire/js_json.h"
 #include "wire/json_spans.h"
@@ -24,18 +25,15 @@
 namespace siomq::surfaces {
 namespace {
 
-// Deliveries longer than this (in UTF-16 code units, as JavaScript measures) go out as CONSUME_CHUNK pieces.
-constexpr size_t kChunkThreshold = 262144;
-
 void send_notices(const std::vector<broker::Notice>& notices) {
   for (const auto& n : notices) {
-    if (auto e = std::static_pointer_cast<SocketEndpoint>(n.to)) e->send(event_frames(n.event, n.payload));
+    if (n.to) n.to->notify(n.presence);
   }
 }
 
 // ERROR to the socket (§0 row 1), and {ok:false, code:400, message} to its ack callback if it asked.
 void reply_error(net::Socket& socket, const net::Message& msg, const Error& error) {
-  if (error.message == "Message name should be a object") {
+  if (error.code == kBareStringError) {
     std::string bare;
     sio::append_json_string(bare, error.message);
     socket.emit("ERROR", bare);  // the reference sends this one as a bare string
@@ -100,61 +98,24 @@ std::string delivery_payload(const ProduceRequest& p) {
   return out;
 }
 
-// Sends `payload` as `event` (CONSUME-<key>), in CONSUME_CHUNK pieces when it is too long (§4.2).
-std::vector<std::shared_ptr<const std::vector<net::OutFrame>>> delivery_frames(
-    const std::string& event, const std::string& payload, const std::vector<std::string>& attachments) {
-  // UTF-16 length <= bytes: a short payload needs no count.
-  if (payload.size() <= kChunkThreshold || eio::utf16_length(payload) <= kChunkThreshold || !attachments.empty())
-    return {event_frames(event, payload, attachments)};
-  // transferId as the reference makes it: base36(now) "-" random base36; pieces split at UTF-8 boundaries.
-  uint64_t now = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-  uint64_t nonce = 0;
-  RAND_bytes(reinterpret_cast<unsigned char*>(&nonce), sizeof nonce);
-  std::string transfer = js::base36(now) + "-" + js::base36(nonce);
-  std::vector<std::string_view> pieces;
-  std::string_view rest = payload;
-  while (!rest.empty()) {
-    size_t n = std::min(rest.size(), kChunkThreshold);
-    while (n < rest.size() && (static_cast<unsigned char>(rest[n]) & 0xc0) == 0x80) --n;  // not inside a character
-    pieces.push_back(rest.substr(0, n));
-    rest.remove_prefix(n);
-  }
-  std::vector<std::shared_ptr<const std::vector<net::OutFrame>>> out;
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    std::string chunk = "{\"transferId\":";
-    sio::append_json_string(chunk, transfer);
-    chunk += ",\"event\":";
-    sio::append_json_string(chunk, event);
-    chunk += ",\"index\":" + std::to_string(i) + ",\"total\":" + std::to_string(pieces.size()) + ",\"data\":";
-    sio::append_json_string(chunk, pieces[i]);
-    chunk.push_back('}');
-    out.push_back(event_frames("CONSUME_CHUNK", chunk));
-  }
-  return out;
-}
-
-void send_all(const broker::EndpointPtr& to, const std::vector<std::shared_ptr<const std::vector<net::OutFrame>>>& frames) {
-  auto e = std::static_pointer_cast<SocketEndpoint>(to);
-  for (const auto& f : frames) e->send(f);
-}
-
 // Broadcast (§4.6) in `realm`: never stored, never mirrored to "*".
 void broadcast(broker::Broker& broker, const std::string& realm, const ProduceRequest& p, const std::string& payload,
                const std::vector<std::string>& attachments) {
   if (p.broadcast_scope == "group" && p.group) {
-    auto routes = broker.with_realm(realm, [&](broker::Realm& r) { return r.group_members(*p.group); });
-    for (const auto& r : routes) send_all(r.endpoint, delivery_frames("CONSUME-" + r.key, payload, attachments));
+    auto routes = broker.with_realm(realm, [&](broker::RealmRegistry& r) { return r.group_members(*p.group); });
+    for (const auto& r : routes) r.endpoint->deliver(broker::Delivery(r.key, payload, attachments));
     return;
   }
   // The realm's four events (the reference's misnamed fifth, <p>-TM-ALL-CONSUME, is not sent: §0 row 12).
-  auto members = broker.with_realm(realm, [&](broker::Realm& r) { return r.members(); });
-  std::vector<FramesPtr> frames;
-  for (const std::string& event : {"CONSUME-" + p.event, "CONSUME-" + broker::subscription_key(p.from, p.event),
-                                   "CONSUME-tyo-mq-all-" + broker::lower(p.event),
-                                   "CONSUME-" + broker::lower(p.from) + std::string(broker::kAllEventsSuffix)})
-    frames.push_back(event_frames(event, payload, attachments));
-  for (const auto& m : members) send_all(m, frames);
+  auto members = broker.with_realm(realm, [&](broker::RealmRegistry& r) { return r.members(); });
+  const std::string keys[] = {p.event, broker::subscription_key(p.from, p.event), "tyo-mq-all-" + broker::lower(p.event),
+                              broker::lower(p.from) + std::string(broker::kAllEventsSuffix)};
+  std::vector<broker::Delivery> deliveries;
+  for (const std::string& key : keys)
+    deliveries.emplace_back(key, payload, attachments).whole = true;
+  for (const auto& m : members) {
+    for (const auto& d : deliveries) m->deliver(d);
+  }
 }
 
 // The publisher confirm of a PRODUCE sent with an ack id: {ok:true, stored:N} once its stored copies
@@ -217,8 +178,8 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
   endpoint.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, self, name_room(ctx, snap, endpoint));
   if (routing.new_name) endpoint.registrations.insert({realm, "p:" + p->from});
-  // One encoding per subscription key, shared by every consumer under it (a message has few keys).
-  std::vector<std::pair<const std::string*, std::vector<FramesPtr>>> frames;
+  // One delivery per subscription key, its encoding shared by every consumer under it (a message has few keys).
+  std::vector<broker::Delivery> live;
   std::vector<broker::QueueCopy> copies;
   for (auto& route : routing.routes) {
     // ACK mode is always stored first; an offline durable or guaranteed copy is stored; an online
@@ -230,12 +191,9 @@ void produce(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, cons
       continue;
     }
     if (!route.endpoint) continue;  // offline, nothing asks to keep it: dropped
-    auto f = std::find_if(frames.begin(), frames.end(), [&](const auto& e) { return *e.first == route.key; });
-    if (f == frames.end()) {
-      frames.emplace_back(&route.key, delivery_frames("CONSUME-" + route.key, payload, attachments));
-      f = frames.end() - 1;
-    }
-    send_all(route.endpoint, f->second);
+    auto d = std::find_if(live.begin(), live.end(), [&](const broker::Delivery& e) { return e.key == route.key; });
+    if (d == live.end()) d = live.insert(live.end(), broker::Delivery(route.key, payload, attachments));
+    route.endpoint->deliver(*d);
   }
   if (copies.empty()) {
     if (msg.ack_id) socket.ack(*msg.ack_id, confirm_reply(0, Ok{}));
@@ -378,7 +336,7 @@ bool within_cap(net::Socket& socket, SocketEndpoint& endpoint, std::set<std::pai
 // A consumer name belongs to the connection bound to it (issue 12): another connection may change the
 // name's subscriptions and queues only while the name is offline, when it is an anonymous name (shared by
 // definition), or with an admin or manager grant.
-bool may_act_as(const broker::Realm& rm, const SocketEndpoint& me, const std::string& consumer) {
+bool may_act_as(const broker::RealmRegistry& rm, const SocketEndpoint& me, const std::string& consumer) {
   if (consumer == "ANONYMOUS" || consumer.starts_with("ANONYMOUS-")) return true;
   if (me.grant && (me.grant->role == "admin" || me.grant->role == "manager")) return true;
   auto holder = rm.consumer_endpoint(consumer);
@@ -412,7 +370,7 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   const auth::LimitValues& limits = snap.limits.for_realm(realm);
   std::string key = broker::subscription_key(spec.producer, spec.event);
   bool foreign = false;
-  auto notices = ctx.broker.with_realm(realm, [&](broker::Realm& rm) -> std::optional<std::vector<broker::Notice>> {
+  auto notices = ctx.broker.with_realm(realm, [&](broker::RealmRegistry& rm) -> std::optional<std::vector<broker::Notice>> {
     if (!may_act_as(rm, *endpoint, spec.consumer)) {
       foreign = true;
       return std::nullopt;
@@ -425,8 +383,8 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
       return std::nullopt;
     auto out = rm.subscribe(spec, endpoint);
     // A durable subscription is stored (§0 row 6); a re-subscription without `durable` forgets it.
-    if (spec.durable) ctx.queues.save_subscription(realm, spec);
-    else ctx.queues.remove_subscription(realm, spec, false);
+    if (spec.durable) ctx.queues.save_subscription(durable_subscription(realm, spec));
+    else ctx.queues.remove_subscription(durable_subscription(realm, spec), false);
     // Every SUBSCRIBE replays what is stored for (realm, key, consumer_id) (§5.4). Posted under the
     // realm's lock: any message routed to the new subscription reaches the queue after the replay.
     ctx.queues.replay({realm, out.first, spec.consumer_id, spec.consumer, spec.policy}, endpoint);
@@ -469,7 +427,7 @@ void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) 
   if (key.empty()) return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: payload must be a key or {event, producer, consumer}"});
   const std::string realm = endpoint->realm();
   bool foreign = false;
-  auto removed = ctx.broker.with_realm(realm, [&](broker::Realm& rm) {
+  auto removed = ctx.broker.with_realm(realm, [&](broker::RealmRegistry& rm) {
     if (consumer.empty()) return rm.unsubscribe_all_of(key, endpoint);
     std::vector<broker::SubscribeSpec> out;
     if (!may_act_as(rm, *endpoint, consumer)) {
@@ -483,7 +441,7 @@ void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) 
   for (auto& spec : removed) {
     endpoint->subscriptions.erase({realm, key + '\0' + spec.consumer});
     // A durable subscription takes its queue with it (§0 row 4).
-    if (spec.durable) ctx.queues.remove_subscription(realm, std::move(spec), true);
+    if (spec.durable) ctx.queues.remove_subscription(durable_subscription(realm, spec), true);
   }
 }
 
@@ -509,7 +467,7 @@ void on_register(Context& ctx, net::Socket& socket, const net::Message& msg, boo
   const std::string realm = endpoint->realm();
   if (!name_allowed(snap, socket, realm, reg->name)) return;
   const auth::LimitValues& limits = snap.limits.for_realm(realm);
-  auto notices = ctx.broker.with_realm(realm, [&](broker::Realm& rm) -> std::optional<std::vector<broker::Notice>> {
+  auto notices = ctx.broker.with_realm(realm, [&](broker::RealmRegistry& rm) -> std::optional<std::vector<broker::Notice>> {
     Cap cap{limits.max_registrations_per_socket, limits.max_registrations_per_realm,
             snap.limits.server.max_registrations_total, "max_registrations_per_socket", "max_registrations_per_realm",
             "max_registrations_total"};
@@ -573,20 +531,6 @@ void on_connect(Context& ctx, net::Socket& socket) {
 }
 
 }  // namespace
-
-std::unique_ptr<broker::DeliverySink> make_tyo_mq_sink() {
-  // Stored copies go out as CONSUME-<key>, in CONSUME_CHUNK pieces when they are long (§4.2).
-  class Sink : public broker::DeliverySink {
-    void deliver(const broker::EndpointPtr& to, const std::string& key, const std::string& payload,
-                 const std::vector<std::string>& attachments) override {
-      send_all(to, delivery_frames("CONSUME-" + key, payload, attachments));
-    }
-    void when_sent(const broker::EndpointPtr& to, std::function<void(bool)> done) override {
-      std::static_pointer_cast<SocketEndpoint>(to)->when_sent(std::move(done));
-    }
-  };
-  return std::make_unique<Sink>();
-}
 
 std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
                                       auth::LiveSettings& settings, TyoMqOptions options) {
@@ -659,7 +603,7 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
     // Every name it bound goes offline, in every realm it used.
     for (const auto& realm : endpoint->realms) {
       std::vector<broker::Notice> notices;
-      ctx->broker.if_realm(realm, [&](broker::Realm& r) { notices = r.disconnect(endpoint); });
+      ctx->broker.if_realm(realm, [&](broker::RealmRegistry& r) { notices = r.disconnect(endpoint); });
       send_notices(notices);
     }
     // Its ACK timers stop; what it had in flight stays stored for the next replay (§4.7).

@@ -17,7 +17,6 @@ class SioServer;
 }
 namespace siomq::broker {
 class Broker;
-class DeliverySink;
 class DurableQueues;
 }  // namespace siomq::broker
 namespace siomq::auth {
@@ -41,8 +40,6 @@ struct TyoMqOptions {
   MoveStore move_store;  // absent: set_persistence answers 501
 };
 
-// How the durable queues send stored copies to tyo-mq consumers.
-std::unique_ptr<broker::DeliverySink> make_tyo_mq_sink();
 // Serves namespace "/". Returns the surface's housekeeping (expired ephemeral realms, idle eviction):
 // call it about once a second from one thread.
 std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,

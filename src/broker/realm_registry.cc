@@ -1,116 +1,18 @@
-#include "broker/realm.h"
+#include "broker/realm_registry.h"
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <unordered_set>
 #include <utility>
 
-#include "wire/json_spans.h"
-#include "wire/socketio.h"
-
 namespace siomq::broker {
 namespace {
-
-std::string quoted(std::string_view s) {
-  std::string out;
-  sio::append_json_string(out, s);
-  return out;
-}
-
-// {"k":v,...} from keys and JSON value texts.
-std::string object(std::initializer_list<std::pair<std::string_view, std::string>> fields) {
-  std::string out = "{";
-  for (const auto& [k, v] : fields) {
-    if (out.size() > 1) out.push_back(',');
-    sio::append_json_string(out, k);
-    out.push_back(':');
-    out += v;
-  }
-  out.push_back('}');
-  return out;
-}
 
 int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::optional<int64_t> integer(std::string_view text) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
-}  // namespace
-
-std::string encode_spec(const SubscribeSpec& spec) {
-  const DeliveryPolicy& p = spec.policy;
-  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  return object({{"event", quoted(spec.event)},
-                 {"producer", quoted(spec.producer)},
-                 {"consumer", quoted(spec.consumer)},
-                 {"id", quoted(spec.id)},
-                 {"consumer_id", quoted(spec.consumer_id)},
-                 {"topic", flag(spec.topic)},
-                 {"group", spec.group ? quoted(*spec.group) : "null"},
-                 {"durable", flag(spec.durable)},
-                 {"ack", flag(p.ack)},
-                 {"ack_timeout_ms", std::to_string(p.ack_timeout_ms)},
-                 {"max_attempts", std::to_string(p.max_attempts)},
-                 {"retry_delay_ms", std::to_string(p.retry_delay_ms)},
-                 {"exponential", flag(p.exponential)}});
-}
-
-std::optional<SubscribeSpec> decode_spec(std::string_view json) {
-  auto members = json::object_members(json);
-  if (!members) return std::nullopt;
-  SubscribeSpec spec;
-  int seen = 0;
-  for (const auto& m : *members) {
-    const std::string_view v = m.value;
-    auto text = [&](std::string& out) {
-      auto t = json::unescape(v);
-      if (!t) return false;
-      out = std::move(*t);
-      return true;
-    };
-    auto flag = [&](bool& out) {
-      if (v != "true" && v != "false") return false;
-      out = v == "true";
-      return true;
-    };
-    auto number = [&](auto& out) {
-      auto n = integer(v);
-      if (!n || *n < 0) return false;
-      out = static_cast<std::remove_reference_t<decltype(out)>>(*n);
-      return true;
-    };
-    bool ok = true;
-    if (m.key == "event") ok = text(spec.event);
-    else if (m.key == "producer") ok = text(spec.producer);
-    else if (m.key == "consumer") ok = text(spec.consumer);
-    else if (m.key == "id") ok = text(spec.id);
-    else if (m.key == "consumer_id") ok = text(spec.consumer_id);
-    else if (m.key == "topic") ok = flag(spec.topic);
-    else if (m.key == "group") {
-      if (v != "null") ok = text(spec.group.emplace());
-    } else if (m.key == "durable") ok = flag(spec.durable);
-    else if (m.key == "ack") ok = flag(spec.policy.ack);
-    else if (m.key == "ack_timeout_ms") ok = number(spec.policy.ack_timeout_ms);
-    else if (m.key == "max_attempts") ok = number(spec.policy.max_attempts);
-    else if (m.key == "retry_delay_ms") ok = number(spec.policy.retry_delay_ms);
-    else if (m.key == "exponential") ok = flag(spec.policy.exponential);
-    else continue;
-    if (!ok) return std::nullopt;
-    ++seen;
-  }
-  if (seen != 13 || spec.consumer.empty() || spec.policy.max_attempts < 1) return std::nullopt;
-  return spec;
-}
-
-namespace {
 // ASCII only, as std::tolower in the "C" locale the server runs in; without its per-character call.
 void append_lower(std::string& out, std::string_view s) {
   size_t at = out.size();
@@ -148,45 +50,58 @@ std::string subscription_key(std::string_view producer, std::string_view event) 
   return key;
 }
 
-Realm::Realm() = default;
+RealmRegistry::RealmRegistry() = default;
 
-Realm::Subscription* Realm::KeySubscriptions::find(const std::string& consumer) {
+RealmRegistry::Subscription* RealmRegistry::KeySubscriptions::find(const std::string& consumer) {
   auto it = by_consumer.find(consumer);
   return it == by_consumer.end() ? nullptr : &in_order.at(it->second);
 }
 
-bool Realm::online(const std::string& consumer) const {
+bool RealmRegistry::online(const std::string& consumer) const {
   auto it = consumers_.find(consumer);
   return it != consumers_.end() && it->second.online && it->second.endpoint;
 }
 
-EndpointPtr Realm::consumer_endpoint(const std::string& consumer) const {
+EndpointPtr RealmRegistry::consumer_endpoint(const std::string& consumer) const {
   auto it = consumers_.find(consumer);
   return it != consumers_.end() && it->second.online ? it->second.endpoint : nullptr;
 }
 
-Notice Realm::subscribe_to_notice(const Producer& producer, const std::string& consumer,
-                                  const std::vector<std::string>& keys) {
+Notice RealmRegistry::subscribe_to_notice(const Producer& producer, const std::string& consumer,
+                                          const std::vector<std::string>& keys) {
   const Consumer& c = consumers_[consumer];
-  std::string events = "[";
-  for (const auto& k : keys) {
-    if (events.size() > 1) events.push_back(',');
-    events += quoted(k);
-  }
-  events.push_back(']');
-  std::string socket = c.endpoint ? c.endpoint->socket_id() : std::string();
-  return {producer.endpoint, "SUBSCRIBE-TO-" + producer.id,
-          object({{"name", quoted(consumer)}, {"id", quoted(c.id)}, {"socket", quoted(socket)}, {"events", events},
-                  {"online", c.online ? "true" : "false"}})};
+  Presence p;
+  p.kind = Presence::Kind::subscribed;
+  p.to_id = producer.id;
+  p.name = consumer;
+  p.peer_socket = c.endpoint ? c.endpoint->socket_id() : std::string();
+  p.peer_id = c.id;
+  p.keys = keys;
+  p.online = c.online;
+  return {producer.endpoint, std::move(p)};
 }
 
-std::vector<Notice> Realm::register_producer(const std::string& name, const std::string& id,
+// A peer of the recipient came online or went offline.
+Notice RealmRegistry::link_notice(Presence::Kind kind, const EndpointPtr& to, const std::string& to_id,
+                                  bool peer_is_producer, const std::string& name, const std::string& socket,
+                                  const std::string& peer_id) {
+  Presence p;
+  p.kind = kind;
+  p.to_id = to_id;
+  p.name = name;
+  p.peer_is_producer = peer_is_producer;
+  p.peer_socket = socket;
+  p.peer_id = peer_id;
+  return {to, std::move(p)};
+}
+
+std::vector<Notice> RealmRegistry::register_producer(const std::string& name, const std::string& id,
                                              const EndpointPtr& endpoint, std::optional<int64_t> default_ttl_ms) {
   std::vector<Notice> out;
   Producer& p = producers_[name];
   if (default_ttl_ms) p.default_ttl_ms = default_ttl_ms;
   if (!p.id.empty() && p.id != id && p.online && p.endpoint && p.endpoint != endpoint)
-    out.push_back({p.endpoint, "ERROR", quoted("The same producer newly joined")});
+    out.push_back(link_notice(Presence::Kind::replaced, p.endpoint, p.id, true, name, {}));
   p.id = id;
   p.endpoint = endpoint;
   p.online = true;
@@ -201,15 +116,14 @@ std::vector<Notice> Realm::register_producer(const std::string& name, const std:
     p.subscribers.insert(consumer);
     out.push_back(subscribe_to_notice(p, consumer, keys));
     if (EndpointPtr c = consumer_endpoint(consumer)) {
-      out.push_back({c, "CONNECT-" + consumers_[consumer].id,
-                     object({{"event", quoted("CONNECT")}, {"socket", quoted(endpoint->socket_id())},
-                             {"producer", quoted(name)}})});
+      out.push_back(link_notice(Presence::Kind::connected, c, consumers_[consumer].id, true, name,
+                                endpoint->socket_id()));
     }
   }
   return out;
 }
 
-std::optional<std::vector<Notice>> Realm::register_consumer(const std::string& name, const std::string& id,
+std::optional<std::vector<Notice>> RealmRegistry::register_consumer(const std::string& name, const std::string& id,
                                                             const EndpointPtr& endpoint) {
   Consumer& c = consumers_[name];
   if (c.online && c.endpoint && c.endpoint != endpoint) return std::nullopt;
@@ -220,14 +134,13 @@ std::optional<std::vector<Notice>> Realm::register_consumer(const std::string& n
   for (const auto& producer : c.subscribe_tos) {
     auto it = producers_.find(producer);
     if (it == producers_.end() || !it->second.online || !it->second.endpoint) continue;
-    out.push_back({it->second.endpoint, "CONNECT-" + it->second.id,
-                   object({{"event", quoted("CONNECT")}, {"socket", quoted(endpoint->socket_id())}, {"id", quoted(id)},
-                           {"consumer", quoted(name)}})});
+    out.push_back(link_notice(Presence::Kind::connected, it->second.endpoint, it->second.id, false, name,
+                              endpoint->socket_id(), id));
   }
   return out;
 }
 
-std::pair<std::string, std::vector<Notice>> Realm::subscribe(const SubscribeSpec& spec, const EndpointPtr& endpoint) {
+std::pair<std::string, std::vector<Notice>> RealmRegistry::subscribe(const SubscribeSpec& spec, const EndpointPtr& endpoint) {
   std::string key = subscription_key(spec.producer, spec.event);
   // A consumer name with no live connection is bound to this one, without the duplicate check.
   Consumer& c = consumers_[spec.consumer];
@@ -255,7 +168,7 @@ std::pair<std::string, std::vector<Notice>> Realm::subscribe(const SubscribeSpec
   return {key, std::move(out)};
 }
 
-Realm::Subscription& Realm::upsert(const std::string& key, const SubscribeSpec& spec) {
+RealmRegistry::Subscription& RealmRegistry::upsert(const std::string& key, const SubscribeSpec& spec) {
   consumers_[spec.consumer].subscribe_tos.insert(spec.producer);
   auto& subs = subscriptions_[key];
   Subscription* found = subs.find(spec.consumer);
@@ -281,14 +194,14 @@ Realm::Subscription& Realm::upsert(const std::string& key, const SubscribeSpec& 
   return s;
 }
 
-void Realm::restore(const SubscribeSpec& spec) {
+void RealmRegistry::restore(const SubscribeSpec& spec) {
   Consumer& c = consumers_[spec.consumer];
   if (c.id.empty()) c.id = spec.id;
   c.offline_since_ms = steady_ms();
   upsert(subscription_key(spec.producer, spec.event), spec);
 }
 
-std::optional<SubscribeSpec> Realm::unsubscribe(const std::string& key, const std::string& consumer) {
+std::optional<SubscribeSpec> RealmRegistry::unsubscribe(const std::string& key, const std::string& consumer) {
   auto it = subscriptions_.find(key);
   if (it == subscriptions_.end()) return std::nullopt;
   auto& subs = it->second;
@@ -306,7 +219,7 @@ std::optional<SubscribeSpec> Realm::unsubscribe(const std::string& key, const st
   return spec;
 }
 
-std::vector<SubscribeSpec> Realm::unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint) {
+std::vector<SubscribeSpec> RealmRegistry::unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint) {
   std::vector<SubscribeSpec> out;
   auto it = subscriptions_.find(key);
   if (it == subscriptions_.end()) return out;
@@ -321,16 +234,16 @@ std::vector<SubscribeSpec> Realm::unsubscribe_all_of(const std::string& key, con
   return out;
 }
 
-std::optional<int64_t> Realm::producer_default_ttl(const std::string& producer) const {
+std::optional<int64_t> RealmRegistry::producer_default_ttl(const std::string& producer) const {
   auto it = producers_.find(producer);
   return it == producers_.end() ? std::nullopt : it->second.default_ttl_ms;
 }
 
-Route Realm::route_to(const std::string& key, const Subscription& s) const {
+Route RealmRegistry::route_to(const std::string& key, const Subscription& s) const {
   return Route{key, s.consumer, consumer_endpoint(s.consumer), {}, s.spec.consumer_id, s.spec.durable, s.spec.policy};
 }
 
-bool Realm::bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint,
+bool RealmRegistry::bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint,
                         size_t name_room) {
   auto it = producers_.find(name);
   bool fresh = it == producers_.end();
@@ -346,7 +259,7 @@ bool Realm::bind_sender(const std::string& name, const std::optional<std::string
   return fresh;
 }
 
-std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
+std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view from) {
   // The three keys a message is routed by, built in this thread's buffers (no allocation per message).
   thread_local std::string keys[3];
   thread_local std::vector<Candidate> candidates;
@@ -419,7 +332,7 @@ std::vector<Route> Realm::route(std::string_view event, std::string_view from) {
 // Group names come and go with subscriptions; a counter outlives its group only until the map has
 // doubled (and holds over 1,024), so churn through fresh group names cannot grow it forever. A trim is
 // one pass over the subscriptions, paid for by the 1,024 or more new names since the last one.
-void Realm::trim_group_counters() {
+void RealmRegistry::trim_group_counters() {
   std::unordered_set<std::string_view> live;
   for (const auto& [key, subs] : subscriptions_) {
     for (const auto& [order, s] : subs.in_order) {
@@ -430,7 +343,7 @@ void Realm::trim_group_counters() {
   trim_counters_at_ = std::max<size_t>(1024, 2 * group_counters_.size());
 }
 
-std::vector<EndpointPtr> Realm::members() const {
+std::vector<EndpointPtr> RealmRegistry::members() const {
   std::vector<EndpointPtr> out;
   std::unordered_set<const Endpoint*> seen;  // a connection bound to many names is sent to once, in linear time
   auto add = [&](const EndpointPtr& e) {
@@ -445,7 +358,7 @@ std::vector<EndpointPtr> Realm::members() const {
   return out;
 }
 
-std::vector<Route> Realm::group_members(const std::string& group) const {
+std::vector<Route> RealmRegistry::group_members(const std::string& group) const {
   std::vector<Route> out;
   std::set<std::string> seen;
   for (const auto& [key, subs] : subscriptions_) {
@@ -457,7 +370,7 @@ std::vector<Route> Realm::group_members(const std::string& group) const {
   return out;
 }
 
-std::vector<Notice> Realm::disconnect(const EndpointPtr& endpoint) {
+std::vector<Notice> RealmRegistry::disconnect(const EndpointPtr& endpoint) {
   // Every name on the connection goes offline first, so nobody is told about a peer on the same socket.
   std::vector<std::string> gone_producers, gone_consumers;
   const int64_t now = steady_ms();
@@ -478,12 +391,11 @@ std::vector<Notice> Realm::disconnect(const EndpointPtr& endpoint) {
     }
   }
   std::vector<Notice> out;
-  const std::string socket = quoted(endpoint->socket_id());
+  const std::string& socket = endpoint->socket_id();
   for (const auto& name : gone_producers) {
     for (const auto& consumer : producers_[name].subscribers) {
       if (EndpointPtr c = consumer_endpoint(consumer)) {
-        out.push_back({c, "DISCONNECT-" + consumers_[consumer].id,
-                       object({{"event", quoted("DISCONNECT")}, {"socket", socket}, {"producer", quoted(name)}})});
+        out.push_back(link_notice(Presence::Kind::disconnected, c, consumers_[consumer].id, true, name, socket));
       }
     }
   }
@@ -491,14 +403,13 @@ std::vector<Notice> Realm::disconnect(const EndpointPtr& endpoint) {
     for (const auto& producer : consumers_[name].subscribe_tos) {
       auto p = producers_.find(producer);
       if (p == producers_.end() || !p->second.online || !p->second.endpoint) continue;
-      out.push_back({p->second.endpoint, "DISCONNECT-" + p->second.id,
-                     object({{"event", quoted("DISCONNECT")}, {"socket", socket}, {"consumer", quoted(name)}})});
+      out.push_back(link_notice(Presence::Kind::disconnected, p->second.endpoint, p->second.id, false, name, socket));
     }
   }
   return out;
 }
 
-size_t Realm::evict_idle(int64_t now_ms, int64_t ttl_ms) {
+size_t RealmRegistry::evict_idle(int64_t now_ms, int64_t ttl_ms) {
   auto idle = [&](bool online, int64_t since) { return !online && now_ms - since > ttl_ms; };
   // The non-durable subscriptions to drop: of idle consumers, and naming idle producers.
   std::set<std::string> idle_producers;
@@ -544,7 +455,7 @@ size_t Realm::evict_idle(int64_t now_ms, int64_t ttl_ms) {
   return forgotten;
 }
 
-Realm::Counts Realm::counts() const {
+RealmRegistry::Counts RealmRegistry::counts() const {
   Counts out;
   out.producers = producers_.size();
   out.consumers = consumers_.size();

@@ -1,4 +1,4 @@
-#include "broker/realm.h"
+#include "broker/realm_registry.h"
 
 #include <gtest/gtest.h>
 
@@ -34,8 +34,8 @@ TEST(Keys, AsTheReferenceBuildsThem) {
   EXPECT_EQ(subscription_key("TYO-MQ-ALL", "Org/+/Cmd"), "tyo-mq-all-org/+/cmd");
 }
 
-TEST(Realm, ExactRoutingChecksTheProducerNameCaseSensitively) {
-  Realm realm;
+TEST(RealmRegistry, ExactRoutingChecksTheProducerNameCaseSensitively) {
+  RealmRegistry realm;
   auto c = ep("c-sock");
   realm.subscribe(spec("proda", "hello", "c1"), c);
   EXPECT_TRUE(realm.route("hello", "ProdA").empty());  // key found, name check fails
@@ -45,8 +45,8 @@ TEST(Realm, ExactRoutingChecksTheProducerNameCaseSensitively) {
   EXPECT_EQ(keys_of(realm.route("hello", "ProdA")), std::vector<std::string>{"proda-hello>c1"});
 }
 
-TEST(Realm, TwoMatchingKeysGiveTwoCopiesAndScopeAllWorks) {
-  Realm realm;
+TEST(RealmRegistry, TwoMatchingKeysGiveTwoCopiesAndScopeAllWorks) {
+  RealmRegistry realm;
   auto c = ep("c");
   realm.subscribe(spec("p", "e", "c1"), c);
   realm.subscribe(spec("TYO-MQ-ALL", "e", "c1"), c);
@@ -55,8 +55,8 @@ TEST(Realm, TwoMatchingKeysGiveTwoCopiesAndScopeAllWorks) {
             (std::vector<std::string>{"p-e>c1", "p-TM-ALL>c2", "tyo-mq-all-e>c1"}));
 }
 
-TEST(Realm, TopicsIgnoreTheProducerAndSkipExactKeys) {
-  Realm realm;
+TEST(RealmRegistry, TopicsIgnoreTheProducerAndSkipExactKeys) {
+  RealmRegistry realm;
   auto c = ep("c");
   auto s = spec("X", "org/+/cmd", "c1");
   s.topic = true;
@@ -71,8 +71,8 @@ TEST(Realm, TopicsIgnoreTheProducerAndSkipExactKeys) {
   EXPECT_TRUE(realm.route("a/b", "Y").empty());
 }
 
-TEST(Realm, GroupsShareRoundRobinAmongOnlineMembers) {
-  Realm realm;
+TEST(RealmRegistry, GroupsShareRoundRobinAmongOnlineMembers) {
+  RealmRegistry realm;
   auto a = ep("a"), b = ep("b");
   auto sa = spec("p", "e", "wa");
   sa.group = "g";
@@ -95,8 +95,8 @@ TEST(Realm, GroupsShareRoundRobinAmongOnlineMembers) {
 // Issue 12 item 8: 20,000 "#" subscriptions in distinct groups made every PRODUCE cost 1.3 s under
 // the realm lock (each candidate searched the groups found so far, and each topic match its key's
 // whole list); 100,000 of them took 29 s to route and 20 s to subscribe. Both are linear now.
-TEST(Realm, ManyDistinctGroupsRouteInLinearTime) {
-  Realm realm;
+TEST(RealmRegistry, ManyDistinctGroupsRouteInLinearTime) {
+  RealmRegistry realm;
   auto c = ep("c");
   constexpr int kGroups = 100000;
   auto start = std::chrono::steady_clock::now();  // subscribing too: each one searched the key's list
@@ -115,8 +115,8 @@ TEST(Realm, ManyDistinctGroupsRouteInLinearTime) {
 
 // Group counters follow the groups that exist: subscribing, routing and leaving with a fresh group
 // name each time does not grow the realm's memory without bound.
-TEST(Realm, GroupCountersOfGoneGroupsAreTrimmed) {
-  Realm realm;
+TEST(RealmRegistry, GroupCountersOfGoneGroupsAreTrimmed) {
+  RealmRegistry realm;
   auto c = ep("c");
   for (int i = 0; i < 10000; ++i) {
     auto s = spec("p", "e", "w");
@@ -129,8 +129,8 @@ TEST(Realm, GroupCountersOfGoneGroupsAreTrimmed) {
 }
 
 // Broadcast to a realm whose one connection holds many names: it is sent to once, in linear time.
-TEST(Realm, MembersOfOneConnectionWithManyNames) {
-  Realm realm;
+TEST(RealmRegistry, MembersOfOneConnectionWithManyNames) {
+  RealmRegistry realm;
   auto c = ep("c");
   for (int i = 0; i < 50000; ++i) realm.register_producer("p" + std::to_string(i), "p", c);
   auto start = std::chrono::steady_clock::now();
@@ -138,8 +138,8 @@ TEST(Realm, MembersOfOneConnectionWithManyNames) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
-TEST(Realm, DuplicateConsumerNamesAndDisconnect) {
-  Realm realm;
+TEST(RealmRegistry, DuplicateConsumerNamesAndDisconnect) {
+  RealmRegistry realm;
   auto one = ep("one"), two = ep("two");
   ASSERT_TRUE(realm.register_consumer("c", "c", one));
   EXPECT_FALSE(realm.register_consumer("c", "c", two));  // still connected elsewhere
@@ -153,8 +153,8 @@ TEST(Realm, DuplicateConsumerNamesAndDisconnect) {
   EXPECT_EQ(routes[0].endpoint, two);
 }
 
-TEST(Realm, PresenceNotices) {
-  Realm realm;
+TEST(RealmRegistry, PresenceNotices) {
+  RealmRegistry realm;
   auto prod = ep("ps"), cons = ep("cs");
   realm.register_producer("p", "pid", prod);
   realm.register_consumer("c", "cid", cons);
@@ -162,18 +162,18 @@ TEST(Realm, PresenceNotices) {
   EXPECT_EQ(key, "p-e");
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].to, prod);
-  EXPECT_EQ(notices[0].event, "SUBSCRIBE-TO-pid");
-  EXPECT_EQ(notices[0].payload, R"({"name":"c","id":"cid","socket":"cs","events":["p-e"],"online":true})");
+  EXPECT_EQ(surfaces::presence_event(notices[0].presence).first, "SUBSCRIBE-TO-pid");
+  EXPECT_EQ(surfaces::presence_event(notices[0].presence).second, R"({"name":"c","id":"cid","socket":"cs","events":["p-e"],"online":true})");
   auto bye = realm.disconnect(prod);
   ASSERT_EQ(bye.size(), 1u);
   EXPECT_EQ(bye[0].to, cons);
-  EXPECT_EQ(bye[0].event, "DISCONNECT-cid");
-  EXPECT_EQ(bye[0].payload, R"({"event":"DISCONNECT","socket":"ps","producer":"p"})");
+  EXPECT_EQ(surfaces::presence_event(bye[0].presence).first, "DISCONNECT-cid");
+  EXPECT_EQ(surfaces::presence_event(bye[0].presence).second, R"({"event":"DISCONNECT","socket":"ps","producer":"p"})");
   auto back = realm.register_producer("p", "pid", prod);
   ASSERT_EQ(back.size(), 2u);
-  EXPECT_EQ(back[0].event, "SUBSCRIBE-TO-pid");
-  EXPECT_EQ(back[1].event, "CONNECT-cid");
-  EXPECT_EQ(back[1].payload, R"({"event":"CONNECT","socket":"ps","producer":"p"})");
+  EXPECT_EQ(surfaces::presence_event(back[0].presence).first, "SUBSCRIBE-TO-pid");
+  EXPECT_EQ(surfaces::presence_event(back[1].presence).first, "CONNECT-cid");
+  EXPECT_EQ(surfaces::presence_event(back[1].presence).second, R"({"event":"CONNECT","socket":"ps","producer":"p"})");
 }
 
 }  // namespace
@@ -182,8 +182,8 @@ TEST(Realm, PresenceNotices) {
 namespace siomq::broker {
 namespace {
 
-TEST(Realm, BroadcastAudiences) {
-  Realm realm;
+TEST(RealmRegistry, BroadcastAudiences) {
+  RealmRegistry realm;
   auto a = std::make_shared<FakeEndpoint>("a"), b = std::make_shared<FakeEndpoint>("b");
   realm.register_producer("p", "p", a);
   realm.register_consumer("c", "c", a);
@@ -216,9 +216,9 @@ namespace {
 TEST(Broker, RoutesAreMirroredToTheStarRealmWhenItExists) {
   Broker broker;
   auto watcher = std::make_shared<FakeEndpoint>("admin"), user = std::make_shared<FakeEndpoint>("u");
-  broker.with_realm("default", [&](Realm& r) { return r.subscribe(spec("p", "e", "c"), user); });
+  broker.with_realm("default", [&](RealmRegistry& r) { return r.subscribe(spec("p", "e", "c"), user); });
   EXPECT_EQ(broker.route_produce("default", "e", "p", std::nullopt, user).routes.size(), 1u);  // no "*" realm yet
-  broker.with_realm("*", [&](Realm& r) { return r.subscribe(spec("TYO-MQ-ALL", "e", "admin"), watcher); });
+  broker.with_realm("*", [&](RealmRegistry& r) { return r.subscribe(spec("TYO-MQ-ALL", "e", "admin"), watcher); });
   auto routes = broker.route_produce("default", "e", "p", std::nullopt, user).routes;
   ASSERT_EQ(routes.size(), 2u);
   EXPECT_EQ(routes[0].consumer, "c");
@@ -230,13 +230,13 @@ TEST(Broker, RoutesAreMirroredToTheStarRealmWhenItExists) {
   EXPECT_EQ(broker.route_produce("*", "e", "p", std::nullopt, watcher).routes.size(), 1u);
 }
 
-// The steady clock in ms, as Realm stamps offline names.
+// The steady clock in ms, as RealmRegistry stamps offline names.
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-TEST(Realm, IdleEvictionForgetsOfflineNamesAndNonDurableSubscriptionsOnly) {
-  Realm realm;
+TEST(RealmRegistry, IdleEvictionForgetsOfflineNamesAndNonDurableSubscriptionsOnly) {
+  RealmRegistry realm;
   auto plain = ep("plain-sock");
   auto keeper = ep("keeper-sock");
   auto online = ep("online-sock");
@@ -260,8 +260,8 @@ TEST(Realm, IdleEvictionForgetsOfflineNamesAndNonDurableSubscriptionsOnly) {
   EXPECT_EQ(keys_of(realm.route("e", "p")), (std::vector<std::string>{"p-e>keeper", "p-e>online"}));
 }
 
-TEST(Realm, IdleEvictionDropsNonDurableSubscriptionsNamingAnIdleProducer) {
-  Realm realm;
+TEST(RealmRegistry, IdleEvictionDropsNonDurableSubscriptionsNamingAnIdleProducer) {
+  RealmRegistry realm;
   auto consumer = ep("c-sock");
   auto producer = ep("p-sock");
   realm.register_producer("p", "p", producer);
@@ -280,13 +280,13 @@ TEST(Realm, IdleEvictionDropsNonDurableSubscriptionsNamingAnIdleProducer) {
 TEST(Broker, RemovedRealmsAreGoneAndIfRealmDoesNotRecreateThem) {
   Broker broker;
   auto e = ep("s");
-  broker.with_realm("r", [&](Realm& r) { return r.register_consumer("c", "c", e); });
+  broker.with_realm("r", [&](RealmRegistry& r) { return r.register_consumer("c", "c", e); });
   EXPECT_EQ(broker.realm_names(), std::vector<std::string>{"r"});
   auto members = broker.remove_realm("r");
   ASSERT_EQ(members.size(), 1u);
   EXPECT_EQ(members[0], e);
   bool ran = false;
-  broker.if_realm("r", [&](Realm&) { ran = true; });
+  broker.if_realm("r", [&](RealmRegistry&) { ran = true; });
   EXPECT_FALSE(ran);
   EXPECT_TRUE(broker.realm_names().empty());
   EXPECT_TRUE(broker.remove_realm("r").empty());
@@ -297,9 +297,9 @@ TEST(Broker, RemovedRealmsAreGoneAndIfRealmDoesNotRecreateThem) {
 TEST(Broker, EmptyRealmsAreReclaimedAndTheTotalsFollow) {
   Broker broker;
   auto c = ep("c");
-  for (int i = 0; i < 100; ++i) broker.with_realm("r" + std::to_string(i), [](Realm&) {});
-  broker.with_realm("kept", [&](Realm& r) { r.register_producer("p", "p", c); });
-  broker.with_realm("subs", [&](Realm& r) { r.subscribe(spec("p", "e", "c1"), c); });
+  for (int i = 0; i < 100; ++i) broker.with_realm("r" + std::to_string(i), [](RealmRegistry&) {});
+  broker.with_realm("kept", [&](RealmRegistry& r) { r.register_producer("p", "p", c); });
+  broker.with_realm("subs", [&](RealmRegistry& r) { r.subscribe(spec("p", "e", "c1"), c); });
   EXPECT_EQ(broker.realm_count(), 102u);
   EXPECT_EQ(broker.names_total(), 2u);  // "p" in kept; c1 (a consumer name) in subs
   EXPECT_EQ(broker.subscriptions_total(), 1u);
@@ -308,7 +308,7 @@ TEST(Broker, EmptyRealmsAreReclaimedAndTheTotalsFollow) {
   EXPECT_TRUE(broker.has_realm("kept"));
   EXPECT_FALSE(broker.has_realm("r7"));
   // Forgetting the names empties the realm; removing a realm takes its counts out of the totals.
-  broker.with_realm("kept", [&](Realm& r) { r.disconnect(c); });
+  broker.with_realm("kept", [&](RealmRegistry& r) { r.disconnect(c); });
   broker.remove_realm("subs");
   EXPECT_EQ(broker.subscriptions_total(), 0u);
   EXPECT_EQ(broker.names_total(), 1u);

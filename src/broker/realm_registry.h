@@ -1,7 +1,8 @@
 // The live tyo-mq registry of one realm (protocol §2, §4): producer and consumer names bound to
-// connections, subscriptions by key, the topic index, group counters — and the routing and presence
+// endpoints, subscriptions by key, the topic index, group counters — and the routing and presence
 // rules over them. Not thread-safe: the Broker hands it out under the realm's lock. It decides who gets
-// what; the surface turns its answers into wire events.
+// what (Route, Notice) and formats nothing: the endpoints' surfaces shape deliveries and presence
+// events on their wires. It holds endpoints by shared_ptr while names are bound to them.
 #pragma once
 
 #include <cstdint>
@@ -14,17 +15,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "broker/endpoint.h"
 #include "broker/subject_index.h"
 
 namespace siomq::broker {
-
-// A connection as the broker sees it. Surfaces subclass it to reach their socket.
-class Endpoint {
- public:
-  virtual ~Endpoint() = default;
-  virtual const std::string& socket_id() const = 0;
-};
-using EndpointPtr = std::shared_ptr<Endpoint>;
 
 // The subscription keys of protocol §4.1.
 std::string lower(std::string_view s);
@@ -54,16 +48,6 @@ struct SubscribeSpec {
   DeliveryPolicy policy;
 };
 
-// The stored form of a durable subscription's spec (a JSON object), and back.
-std::string encode_spec(const SubscribeSpec& spec);
-std::optional<SubscribeSpec> decode_spec(std::string_view json);
-
-// An event for one connection: the surface sends `event` with the JSON object `payload`.
-struct Notice {
-  EndpointPtr to;
-  std::string event;
-  std::string payload;
-};
 
 // One routed copy of a message: deliver on CONSUME-<key> to `endpoint`, or store it in the queue
 // (realm, key, consumer_id) as §5.1 says.
@@ -77,9 +61,9 @@ struct Route {
   DeliveryPolicy policy;
 };
 
-class Realm {
+class RealmRegistry {
  public:
-  Realm();
+  RealmRegistry();
 
   // PRODUCER (§3.1): binds `name` to the endpoint; returns the presence events to send.
   // `default_ttl_ms` (nullopt: keep what it had) is the producer's TTL for stored copies (§5.5).
@@ -168,6 +152,8 @@ class Realm {
   Route route_to(const std::string& key, const Subscription& s) const;
   void trim_group_counters();
   Notice subscribe_to_notice(const Producer& producer, const std::string& consumer, const std::vector<std::string>& keys);
+  static Notice link_notice(Presence::Kind kind, const EndpointPtr& to, const std::string& to_id, bool peer_is_producer,
+                            const std::string& name, const std::string& socket, const std::string& peer_id = {});
 
   std::unordered_map<std::string, Producer> producers_;
   std::unordered_map<std::string, Consumer> consumers_;

@@ -1,0 +1,143 @@
+#include "surfaces/tyo_mq/delivery.h"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <initializer_list>
+#include <random>
+
+#include "surfaces/tyo_mq/context.h"
+#include "wire/engineio.h"
+#include "wire/js_json.h"
+#include "wire/socketio.h"
+
+namespace siomq::surfaces {
+namespace {
+
+std::string json_quoted(std::string_view s) {
+  std::string out;
+  sio::append_json_string(out, s);
+  return out;
+}
+
+// {"k":v,...} from keys and JSON value texts.
+std::string object(std::initializer_list<std::pair<std::string_view, std::string>> fields) {
+  std::string out = "{";
+  for (const auto& [k, v] : fields) {
+    if (out.size() > 1) out.push_back(',');
+    sio::append_json_string(out, k);
+    out.push_back(':');
+    out += v;
+  }
+  out.push_back('}');
+  return out;
+}
+
+// Sends `payload` as `event` (CONSUME-<key>), in CONSUME_CHUNK pieces when it is too long (§4.2).
+std::vector<FramesPtr> delivery_frames(
+    const std::string& event, std::string_view payload, std::span<const std::string> attachments) {
+  // UTF-16 length <= bytes: a short payload needs no count.
+  if (payload.size() <= kChunkThreshold || eio::utf16_length(payload) <= kChunkThreshold || !attachments.empty())
+    return {event_frames(event, payload, {attachments.begin(), attachments.end()})};
+  // transferId as the reference makes it: base36(now) "-" random base36; pieces split at UTF-8 boundaries.
+  uint64_t now = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  uint64_t nonce = 0;
+  RAND_bytes(reinterpret_cast<unsigned char*>(&nonce), sizeof nonce);
+  std::string transfer = js::base36(now) + "-" + js::base36(nonce);
+  std::vector<std::string_view> pieces;
+  std::string_view rest = payload;
+  while (!rest.empty()) {
+    size_t n = std::min(rest.size(), kChunkThreshold);
+    while (n < rest.size() && (static_cast<unsigned char>(rest[n]) & 0xc0) == 0x80) --n;  // not inside a character
+    pieces.push_back(rest.substr(0, n));
+    rest.remove_prefix(n);
+  }
+  std::vector<FramesPtr> out;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    std::string chunk = "{\"transferId\":";
+    sio::append_json_string(chunk, transfer);
+    chunk += ",\"event\":";
+    sio::append_json_string(chunk, event);
+    chunk += ",\"index\":" + std::to_string(i) + ",\"total\":" + std::to_string(pieces.size()) + ",\"data\":";
+    sio::append_json_string(chunk, pieces[i]);
+    chunk.push_back('}');
+    out.push_back(event_frames("CONSUME_CHUNK", chunk));
+  }
+  return out;
+}
+
+// {"event":"CONNECT"|"DISCONNECT","socket":…,"producer":name} — a consumer peer's CONNECT carries its id too.
+std::string link_payload(const broker::Presence& p, std::string_view event) {
+  if (p.peer_is_producer)
+    return object({{"event", json_quoted(event)}, {"socket", json_quoted(p.peer_socket)}, {"producer", json_quoted(p.name)}});
+  if (event == "CONNECT")
+    return object({{"event", json_quoted(event)}, {"socket", json_quoted(p.peer_socket)}, {"id", json_quoted(p.peer_id)},
+                   {"consumer", json_quoted(p.name)}});
+  return object({{"event", json_quoted(event)}, {"socket", json_quoted(p.peer_socket)}, {"consumer", json_quoted(p.name)}});
+}
+
+}  // namespace
+
+std::shared_ptr<const TyoMqEncoding> encode_delivery(const broker::Delivery& d) {
+  auto out = std::make_shared<TyoMqEncoding>();
+  const std::string event = "CONSUME-" + std::string(d.key);
+  if (d.whole) {
+    out->frames.push_back(event_frames(event, d.payload, {d.attachments.begin(), d.attachments.end()}));
+  } else if (d.attempt > 0) {
+    out->frames = delivery_frames(event, with_ack_fields(d.payload, d.msg_id, d.attempt), d.attachments);
+  } else {
+    out->frames = delivery_frames(event, d.payload, d.attachments);
+  }
+  return out;
+}
+
+std::string with_ack_fields(std::string_view payload, std::string_view id, int attempt) {
+  std::string out(payload);
+  if (out.empty() || out.back() != '}') return out;
+  out.pop_back();
+  if (out.size() > 1) out.push_back(',');
+  std::string q = json_quoted(id);
+  out += "\"msgId\":" + q + ",\"msg_id\":" + q + ",\"delivery_attempt\":" + std::to_string(attempt) + "}";
+  return out;
+}
+
+std::pair<std::string, std::string> presence_event(const broker::Presence& p) {
+  using Kind = broker::Presence::Kind;
+  switch (p.kind) {
+    case Kind::replaced:
+      return {"ERROR", json_quoted("The same producer newly joined")};
+    case Kind::subscribed: {
+      std::string events = "[";
+      for (const auto& k : p.keys) {
+        if (events.size() > 1) events.push_back(',');
+        events += json_quoted(k);
+      }
+      events.push_back(']');
+      return {"SUBSCRIBE-TO-" + p.to_id,
+              object({{"name", json_quoted(p.name)}, {"id", json_quoted(p.peer_id)}, {"socket", json_quoted(p.peer_socket)},
+                      {"events", events}, {"online", p.online ? "true" : "false"}})};
+    }
+    case Kind::connected:
+      return {"CONNECT-" + p.to_id, link_payload(p, "CONNECT")};
+    case Kind::disconnected:
+      return {"DISCONNECT-" + p.to_id, link_payload(p, "DISCONNECT")};
+  }
+  return {};
+}
+
+std::string new_message_id() {
+  // Called on the durable queues' thread only today; thread_local keeps it safe from any.
+  thread_local std::mt19937_64 rng = [] {
+    uint64_t seed = 0;
+    RAND_bytes(reinterpret_cast<unsigned char*>(&seed), sizeof seed);
+    return std::mt19937_64(seed ^ static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  }();
+  char hex[13];
+  std::snprintf(hex, sizeof hex, "%012llx", static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  return "msg-" + js::base36(static_cast<uint64_t>(unix_ms())) + "-" + hex;
+}
+
+}  // namespace siomq::surfaces
