@@ -47,11 +47,6 @@ Delivery delivery_of(std::string_view key, const store::Row& row, int attempt = 
   return d;
 }
 
-store::Op put_row(const store::Row& row) {
-  return store::Op{store::Op::Kind::put_row, row.seq, {}, store::encode_row(row)};
-}
-store::Op delete_row(uint64_t seq) { return store::Op{store::Op::Kind::delete_row, seq, {}, {}}; }
-
 }  // namespace
 
 int64_t retry_delay_ms(const DeliveryPolicy& policy, int attempt) {
@@ -254,7 +249,7 @@ struct DurableQueues::State {
       q = e.queue;
       socket = e.socket;
       if (ok) {
-        ops.push_back(delete_row(e.row.seq));
+        ops.push_back(store::erase_row(e.row.seq));
         remove(e);
       } else {
         land(e);
@@ -521,8 +516,7 @@ struct DurableQueues::State {
 
   void dead_letter(Entry& e, std::string reason) {
     store::DeadRow d{e.row, std::move(reason), unix_ms()};
-    std::vector<store::Op> ops{delete_row(d.row.seq),
-                               store::Op{store::Op::Kind::put_dead, d.row.seq, {}, store::encode_dead_row(d)}};
+    std::vector<store::Op> ops{store::erase_row(d.row.seq), store::put(d)};
     spdlog::info("dead-lettered {} for {} in realm {}: {}", d.row.id, log_text(d.row.consumer), d.row.realm, d.reason);
     dead_by_id[d.row.id] = d.row.seq;
     dead.emplace(d.row.seq, std::move(d));
@@ -544,7 +538,7 @@ struct DurableQueues::State {
     }
     std::vector<Queue*> freed;  // ACK-mode queues whose window an expired copy left
     for (Entry* e : due) {
-      ops.push_back(delete_row(e->row.seq));
+      ops.push_back(store::erase_row(e->row.seq));
       ++counters.expired;
       if (occupies(*e)) freed.push_back(e->queue);
       remove(*e);
@@ -597,7 +591,7 @@ struct DurableQueues::State {
       row.attachments = message->attachments;
       row.created_ms = now;
       row.expires_ms = message->ttl_ms ? std::max<int64_t>(1, now + *message->ttl_ms) : 0;
-      ops.push_back(put_row(row));
+      ops.push_back(store::put(row));
       ids.push_back(row.id);
       add(q, std::move(row), false);
       payload_charged = true;
@@ -689,7 +683,7 @@ struct DurableQueues::State {
     unlink_socket(e);
     // The window has room again: the next copies go out now, not after the deletion is written.
     pump(*e.queue);
-    submit({delete_row(e.row.seq)}, [this, id, reply](const Status& status) {
+    submit({store::erase_row(e.row.seq)}, [this, id, reply](const Status& status) {
       auto it = by_id.find(id);
       if (!status) {
         if (it != by_id.end()) {
@@ -735,20 +729,20 @@ struct DurableQueues::State {
     if (stored == sub.spec) return;  // a client re-subscribing on every reconnect writes nothing
     stored = sub.spec;
     store::SubscriptionRecord rec{std::move(sub.realm), std::move(sub.key), std::move(sub.consumer), std::move(sub.spec)};
-    submit({store::Op{store::Op::Kind::put_subscription, 0, id, store::encode_subscription(rec)}});
+    submit({store::put(rec)});
   }
 
   void remove_subscription(const DurableSubscription& sub, bool drop_queue) {
     std::vector<store::Op> ops;
     std::string id = store::subscription_id(sub.realm, sub.key, sub.consumer);
-    if (stored_specs.erase(id)) ops.push_back(store::Op{store::Op::Kind::delete_subscription, 0, id, {}});
+    if (stored_specs.erase(id)) ops.push_back(store::erase_subscription(id));
     if (drop_queue) {
       auto it = queues.find(queue_id(sub.realm, sub.key, sub.consumer_id));
       if (it != queues.end()) {
         std::vector<Entry*> all;
         for (auto& [seq, e] : it->second.entries) all.push_back(&e);
         for (Entry* e : all) {
-          ops.push_back(delete_row(e->row.seq));
+          ops.push_back(store::erase_row(e->row.seq));
           remove(*e);
         }
         queues.erase(it);
@@ -767,7 +761,7 @@ struct DurableQueues::State {
       std::vector<Entry*> all;
       for (auto& [seq, e] : it->second.entries) all.push_back(&e);
       for (Entry* e : all) {
-        ops.push_back(delete_row(e->row.seq));
+        ops.push_back(store::erase_row(e->row.seq));
         remove(*e);
       }
       it = queues.erase(it);
@@ -777,7 +771,7 @@ struct DurableQueues::State {
         ++it;
         continue;
       }
-      ops.push_back(store::Op{store::Op::Kind::delete_dead, it->first, {}, {}});
+      ops.push_back(store::erase_dead(it->first));
       dead_by_id.erase(it->second.row.id);
       it = dead.erase(it);
     }
@@ -787,7 +781,7 @@ struct DurableQueues::State {
         ++it;
         continue;
       }
-      ops.push_back(store::Op{store::Op::Kind::delete_subscription, 0, it->first, {}});
+      ops.push_back(store::erase_subscription(it->first));
       it = stored_specs.erase(it);
     }
     submit(std::move(ops), done);
@@ -807,7 +801,7 @@ struct DurableQueues::State {
     row.id = new_id(row.seq);
     row.created_ms = unix_ms();
     row.expires_ms = options.default_ttl_ms ? std::max<int64_t>(1, row.created_ms + *options.default_ttl_ms) : 0;
-    std::vector<store::Op> ops{store::Op{store::Op::Kind::delete_dead, old_seq, {}, {}}, put_row(row)};
+    std::vector<store::Op> ops{store::erase_dead(old_seq), store::put(row)};
     std::string id = row.id;
     add(q, std::move(row), false);
     submit(std::move(ops), [this, id, done](const Status& status) {
@@ -841,8 +835,7 @@ std::vector<DurableSubscription> DurableQueues::load(store::Backend::Contents co
     if (!sub) {
       // A record the store could read but the engine cannot use: moved aside like the store's own.
       spdlog::warn("store: a durable subscription of {} bytes cannot be used; moved to the quarantine", rec.spec.size());
-      const std::string id = store::subscription_id(rec.realm, rec.key, rec.consumer);
-      purge.push_back(store::Op{store::Op::Kind::quarantine_subscription, 0, id, store::encode_subscription(rec)});
+      purge.push_back(store::quarantine(rec));
       ++quarantined;
       continue;
     }
@@ -855,7 +848,7 @@ std::vector<DurableSubscription> DurableQueues::load(store::Backend::Contents co
   for (auto& row : contents.rows) {
     s.next_seq = std::max(s.next_seq, row.seq + 1);
     if (row.expires_ms && row.expires_ms <= now) {
-      purge.push_back(delete_row(row.seq));
+      purge.push_back(store::erase_row(row.seq));
       ++s.counters.expired;
       continue;
     }
@@ -957,7 +950,7 @@ void DurableQueues::dlq_discard(std::string msg_id, std::optional<std::string> r
     uint64_t seq = d->second;
     s->dead.erase(seq);
     s->dead_by_id.erase(d);
-    s->submit({store::Op{store::Op::Kind::delete_dead, seq, {}, {}}}, done);
+    s->submit({store::erase_dead(seq)}, done);
   });
 }
 
@@ -980,14 +973,13 @@ void DurableQueues::move_store(store::Backend& next, std::function<void(const St
     // The whole state as it is now; whatever was submitted before reaches the old backend first, and
     // everything submitted after this goes to the new one.
     std::vector<store::Op> ops;
-    for (const auto& [id, e] : s->by_id) ops.push_back(put_row(e->row));
-    for (const auto& [seq, d] : s->dead)
-      ops.push_back(store::Op{store::Op::Kind::put_dead, seq, {}, store::encode_dead_row(d)});
+    for (const auto& [id, e] : s->by_id) ops.push_back(store::put(e->row));
+    for (const auto& [seq, d] : s->dead) ops.push_back(store::put(d));
     for (const auto& [id, spec] : s->stored_specs) {
       size_t a = id.find('\0');
       size_t b = id.find('\0', a + 1);
       store::SubscriptionRecord rec{id.substr(0, a), id.substr(a + 1, b - a - 1), id.substr(b + 1), spec};
-      ops.push_back(store::Op{store::Op::Kind::put_subscription, 0, id, store::encode_subscription(rec)});
+      ops.push_back(store::put(rec));
     }
     s->writer.switch_to(next, std::move(ops), std::move(done));
   });

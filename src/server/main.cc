@@ -97,7 +97,7 @@ int run(Options opt) {
       try {
         next_backend = open_store(target.backend, target.path.empty() ? opt.data_dir : target.path, target.url, target.prefix);
         auto held = next_backend->load();
-        if (!held.rows.empty() || !held.dead.empty() || !held.subscriptions.empty()) {
+        if (!held.empty()) {
           next_backend.reset();
           return done(make_error("the target store is not empty", 409));
         }

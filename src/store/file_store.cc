@@ -1,7 +1,14 @@
 // The file backend: RocksDB in the data directory.
 //
-// Keys: 'r' + big-endian seq for rows, 'd' + big-endian seq for dead rows (so key order is seq order),
-// 's' + subscription_id for subscriptions; values are the JSON encodings of records.cc.
+// Keys: the family's prefix byte (family.h) followed by the record's key within its family; values are
+// the families' JSON encodings.
+//   'r' + seq, 8 bytes big-endian           → row (rows.h); key order is seq order
+//   'd' + seq, 8 bytes big-endian           → dead row
+//   's' + realm NUL key NUL consumer         → durable subscription
+//   'l' + stream NUL seq (8 bytes BE)        → stream log message (stream_log.h); a stream in seq order
+//   'c' + stream NUL consumer                → consumer state (consumer_state.h)
+//   'e' + directory NUL realm NUL key        → directory entry (directory.h)
+//   'q' + the key of an unreadable record    → the quarantine: moved aside by load(), never read
 //
 // The data directory:
 // - missing: created (and logged), then initialised as an empty one;
@@ -34,7 +41,9 @@
 #include <system_error>
 #include <thread>
 
-#include "store/store.h"
+#include "store/backend.h"
+#include "store/contents_builder.h"
+#include "store/seq_key.h"
 
 namespace siomq::store {
 namespace {
@@ -45,11 +54,6 @@ constexpr char kMarkerName[] = "SIOMQ_STORE";
 constexpr std::string_view kMarkerLine = "siomq store format ";
 constexpr int kFormatVersion = 1;
 
-constexpr char kRowPrefix = 'r';
-constexpr char kDeadPrefix = 'd';
-constexpr char kSubscriptionPrefix = 's';
-// Unreadable records, moved aside by load(): 'q' followed by the record's own key.
-constexpr char kQuarantinePrefix = 'q';
 // Quarantined records named one by one in the log at start-up; the rest are only counted.
 constexpr uint64_t kQuarantineLogLines = 20;
 
@@ -58,26 +62,24 @@ constexpr uint64_t kQuarantineLogLines = 20;
 // frees). Fewer are left to the deletion collector and RocksDB's own compactions.
 constexpr uint64_t kDeletesBeforeCompaction = 10000;
 
-std::string seq_key(char prefix, uint64_t seq) {
-  std::string key(9, '\0');
-  key[0] = prefix;
-  for (size_t i = 0; i < 8; ++i) key[8 - i] = static_cast<char>((seq >> (8 * i)) & 0xff);
+std::string file_key(const Op& op) {
+  std::string key;
+  key.reserve(1 + op.key.size());
+  key.push_back(info(op.family).file_prefix);
+  key.append(op.key);
   return key;
 }
 
-uint64_t key_seq(std::string_view key) {
-  uint64_t seq = 0;
-  for (size_t i = 1; i < 9; ++i) seq = (seq << 8) | static_cast<unsigned char>(key[i]);
-  return seq;
-}
-
-// A key as an error message names it: "row 42", "subscription 'realm/key/consumer'", else the key.
+// A key as an error message names it: "row 42", "subscription 'realm/key/consumer'", else the family
+// and its key (NUL bytes shown as '/', other unprintable bytes as \xNN), or the whole key.
 std::string describe_key(std::string_view key) {
-  if (key.size() == 9 && key[0] == kRowPrefix) return "row " + std::to_string(key_seq(key));
-  if (key.size() == 9 && key[0] == kDeadPrefix) return "dead row " + std::to_string(key_seq(key));
+  auto family = key.empty() ? std::nullopt : family_of_file_prefix(key[0]);
+  if (family && info(*family).keyed_by_row_seq) {
+    if (auto seq = seq_of_key(key.substr(1))) return fmt::format("{} {}", info(*family).name, *seq);
+  }
   std::string out = "key '";
-  if (!key.empty() && key[0] == kSubscriptionPrefix) {
-    out = "subscription '";
+  if (family) {
+    out = fmt::format("{} '", info(*family).name);
     key.remove_prefix(1);
   }
   for (char c : key) {
@@ -198,32 +200,33 @@ class FileStore final : public Backend {
   const char* name() const override { return "file"; }
 
   Contents load() override {
-    Contents contents;
+    ContentsBuilder contents;
     rocksdb::WriteBatch quarantine;
     rocksdb::ReadOptions options;
     options.fill_cache = false;  // everything is read once, at start-up
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       std::string_view key = view(it->key());
-      if (!key.empty() && key[0] == kQuarantinePrefix) continue;
+      if (!key.empty() && key[0] == kQuarantineFilePrefix) continue;
       if (auto why = read_record(key, view(it->value()), contents)) {
-        if (++contents.quarantined <= kQuarantineLogLines)
+        if (contents.note_quarantined() <= kQuarantineLogLines)
           spdlog::warn("store {}: {} cannot be read ({}); moved to the quarantine", dir_, describe_key(key), *why);
-        auto put = quarantine.Put(std::string(1, kQuarantinePrefix).append(key), it->value());
+        auto put = quarantine.Put(std::string(1, kQuarantineFilePrefix).append(key), it->value());
         auto del = quarantine.Delete(it->key());
         if (!put.ok() || !del.ok()) throw StoreError(fmt::format("store {}: cannot quarantine: {}", dir_, put.ToString()));
       }
     }
     if (!it->status().ok())
       throw StoreError(fmt::format("store {}: reading failed: {}", dir_, it->status().ToString()));
-    if (contents.quarantined) {
+    if (contents.quarantined()) {
       rocksdb::WriteOptions sync;
       sync.sync = true;
       auto s = db_->Write(sync, &quarantine);
       if (!s.ok()) throw StoreError(fmt::format("store {}: cannot quarantine: {}", dir_, s.ToString()));
-      spdlog::warn("store {}: {} unreadable records moved to the quarantine (keys prefixed 'q')", dir_, contents.quarantined);
+      spdlog::warn("store {}: {} unreadable records moved to the quarantine (keys prefixed 'q')", dir_,
+                   contents.quarantined());
     }
-    return contents;
+    return std::move(contents).finish();
   }
 
   Status write(const std::vector<Op>& ops, bool sync) override {
@@ -237,20 +240,8 @@ class FileStore final : public Backend {
     rocksdb::WriteBatch batch;
     uint64_t deletes = 0;
     for (const Op& op : ops) {
-      rocksdb::Status s;
-      switch (op.kind) {
-        case Op::Kind::put_row: s = batch.Put(seq_key(kRowPrefix, op.seq), op.value); break;
-        case Op::Kind::delete_row: s = batch.Delete(seq_key(kRowPrefix, op.seq)); ++deletes; break;
-        case Op::Kind::put_dead: s = batch.Put(seq_key(kDeadPrefix, op.seq), op.value); break;
-        case Op::Kind::delete_dead: s = batch.Delete(seq_key(kDeadPrefix, op.seq)); ++deletes; break;
-        case Op::Kind::put_subscription: s = batch.Put(kSubscriptionPrefix + op.id, op.value); break;
-        case Op::Kind::delete_subscription: s = batch.Delete(kSubscriptionPrefix + op.id); break;
-        case Op::Kind::quarantine_subscription:
-          s = batch.Put(std::string{kQuarantinePrefix, kSubscriptionPrefix}.append(op.id), op.value);
-          if (s.ok()) s = batch.Delete(kSubscriptionPrefix + op.id);
-          break;
-      }
-      if (!s.ok()) return make_error("RocksDB refused a change: " + s.ToString());
+      if (auto s = add_to_batch(batch, op); !s.ok()) return make_error("RocksDB refused a change: " + s.ToString());
+      deletes += op.kind == Op::Kind::erase;
     }
     rocksdb::WriteOptions options;
     options.sync = sync;
@@ -281,7 +272,8 @@ class FileStore final : public Backend {
       rocksdb::CompactRangeOptions options;
       options.exclusive_manual_compaction = false;  // RocksDB's own compactions may go on meanwhile
       options.canceled = &cancel_compaction_;
-      const std::string begin(1, kDeadPrefix), end(1, kSubscriptionPrefix);  // 'd…' and 'r…'
+      // 'd…' to 'r…': the dead rows, the stream log and the rows (and the few directory entries between).
+      const std::string begin(1, info(Family::dead_row).file_prefix), end(1, info(Family::subscription).file_prefix);
       rocksdb::Slice b(begin), e(end);
       auto s = db_->CompactRange(options, &b, &e);
       if (!s.ok() && !cancel_compaction_) spdlog::warn("store {}: compaction failed: {}", dir_, s.ToString());
@@ -302,27 +294,25 @@ class FileStore final : public Backend {
   }
 
  private:
-  // Decodes the record under `key` into `contents`; the reason when it cannot be read.
-  static std::optional<std::string> read_record(std::string_view key, std::string_view value, Contents& contents) {
-    if (key.size() == 9 && key[0] == kRowPrefix) {
-      auto row = decode_row(value);
-      if (!row) return row.error().message;
-      if (row->seq != key_seq(key)) return "it holds seq " + std::to_string(row->seq);
-      contents.rows.push_back(std::move(*row));
-    } else if (key.size() == 9 && key[0] == kDeadPrefix) {
-      auto dead = decode_dead_row(value);
-      if (!dead) return dead.error().message;
-      if (dead->row.seq != key_seq(key)) return "it holds seq " + std::to_string(dead->row.seq);
-      contents.dead.push_back(std::move(*dead));
-    } else if (!key.empty() && key[0] == kSubscriptionPrefix) {
-      auto sub = decode_subscription(value);
-      if (!sub) return sub.error().message;
-      if (subscription_id(sub->realm, sub->key, sub->consumer) != key.substr(1)) return "it holds another subscription";
-      contents.subscriptions.push_back(std::move(*sub));
-    } else {
-      return "not a key of the store";
+  static rocksdb::Status add_to_batch(rocksdb::WriteBatch& batch, const Op& op) {
+    const std::string key = file_key(op);
+    switch (op.kind) {
+      case Op::Kind::put: return batch.Put(key, op.value);
+      case Op::Kind::erase: return batch.Delete(key);
+      case Op::Kind::quarantine: {
+        auto s = batch.Put(std::string(1, kQuarantineFilePrefix).append(key), op.value);
+        return s.ok() ? batch.Delete(key) : s;
+      }
     }
-    return std::nullopt;
+    return rocksdb::Status::InvalidArgument("unknown op");
+  }
+
+  // Decodes the record under `key` into `contents`; the reason when it cannot be read.
+  static std::optional<std::string> read_record(std::string_view key, std::string_view value,
+                                                ContentsBuilder& contents) {
+    auto family = key.empty() ? std::nullopt : family_of_file_prefix(key[0]);
+    if (!family) return "not a key of the store";
+    return contents.add(*family, key.substr(1), value);
   }
 
   const std::string dir_;

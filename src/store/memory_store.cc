@@ -1,6 +1,6 @@
 // The memory backend: nothing survives a restart. The engine's in-memory state is the only copy, so a
 // write has nothing to do and always succeeds.
-#include "store/store.h"
+#include "store/backend.h"
 
 namespace siomq::store {
 namespace {

@@ -1,8 +1,13 @@
-// The redis backend: three hashes under the key prefix.
-//   <prefix>:rows  field = decimal seq      → row encoding
-//   <prefix>:dead  field = decimal seq      → dead row encoding
-//   <prefix>:subs  field = subscription_id  → subscription encoding
-//   <prefix>:quarantine  field = "<hash>:<field>" → a record load() could not read, moved aside as it was
+// The redis backend: one hash per record family under the key prefix (family.h).
+//   <prefix>:rows       field = decimal seq                      → row encoding (rows.h)
+//   <prefix>:dead       field = decimal seq                      → dead row encoding
+//   <prefix>:subs       field = realm NUL key NUL consumer       → subscription encoding
+//   <prefix>:stream     field = stream NUL seq (8 bytes BE)      → stream log message (stream_log.h)
+//   <prefix>:consumers  field = stream NUL consumer              → consumer state (consumer_state.h)
+//   <prefix>:directory  field = directory NUL realm NUL key      → directory entry (directory.h)
+//   <prefix>:quarantine field = "<hash>:<field>" → a record load() could not read, moved aside as it was
+// A field is the record's key within its family, except for the families keyed by the row seq, whose
+// fields are the decimal seq (as before families existed). Hashes have no order: load() sorts.
 // One synchronous hiredis connection, used from the writer thread only. A write is one MULTI … EXEC
 // sent as a single pipeline. `sync` adds nothing here: how durable an EXEC is depends on the server's
 // own persistence settings (appendonly, appendfsync), which the operator chooses for redis.
@@ -10,13 +15,15 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <array>
 #include <charconv>
 #include <optional>
 #include <span>
 #include <unordered_set>
 
-#include "store/store.h"
+#include "store/backend.h"
+#include "store/contents_builder.h"
+#include "store/seq_key.h"
 
 namespace siomq::store {
 namespace {
@@ -182,15 +189,21 @@ Result<Context> connect(const Url& url) {
 // The arguments of one command of a pipeline (views of the ops and of the field names).
 using Command = std::vector<std::string_view>;
 
+// The record's key of a field of its family's hash; nullopt for a field the family never writes.
+std::optional<std::string> key_of_field(Family family, std::string_view field) {
+  if (!info(family).keyed_by_row_seq) return std::string(field);
+  uint64_t seq = 0;
+  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), seq);
+  if (ec != std::errc() || end != field.data() + field.size() || std::to_string(seq) != field) return std::nullopt;
+  return seq_key(seq);
+}
+
 class RedisStore final : public Backend {
  public:
   RedisStore(Url url, Context c, const std::string& prefix)
-      : url_(std::move(url)),
-        c_(std::move(c)),
-        rows_(prefix + ":rows"),
-        dead_(prefix + ":dead"),
-        subs_(prefix + ":subs"),
-        quarantine_(prefix + ":quarantine") {}
+      : url_(std::move(url)), c_(std::move(c)), quarantine_(prefix + ":" + std::string(kQuarantineRedisHash)) {
+    for (const FamilyInfo& f : kFamilies) hashes_[static_cast<size_t>(f.family)] = prefix + ":" + std::string(f.redis_hash);
+  }
 
   const char* name() const override { return "redis"; }
 
@@ -200,40 +213,23 @@ class RedisStore final : public Backend {
       if (!c) throw StoreError(c.error().message);
       c_ = std::move(*c);
     }
-    Contents contents;
-    std::vector<std::pair<const std::string*, std::string>> unreadable;  // (hash, field), moved after the scans
-    auto quarantine = [&](const std::string& hash, std::string_view field, const std::string& why) {
-      if (++contents.quarantined <= kQuarantineLogLines)
-        spdlog::warn("store (redis): {} field '{}' cannot be read ({}); moved to the quarantine", hash, printable(field), why);
-      unreadable.emplace_back(&hash, std::string(field));
-    };
-    scan(rows_, [&](std::string_view field, std::string_view value) {
-      auto row = decode_row(value);
-      if (!row) return quarantine(rows_, field, row.error().message);
-      if (std::to_string(row->seq) != field) return quarantine(rows_, field, "it holds seq " + std::to_string(row->seq));
-      contents.rows.push_back(std::move(*row));
-    });
-    scan(dead_, [&](std::string_view field, std::string_view value) {
-      auto dead = decode_dead_row(value);
-      if (!dead) return quarantine(dead_, field, dead.error().message);
-      if (std::to_string(dead->row.seq) != field)
-        return quarantine(dead_, field, "it holds seq " + std::to_string(dead->row.seq));
-      contents.dead.push_back(std::move(*dead));
-    });
-    scan(subs_, [&](std::string_view field, std::string_view value) {
-      auto sub = decode_subscription(value);
-      if (!sub) return quarantine(subs_, field, sub.error().message);
-      if (subscription_id(sub->realm, sub->key, sub->consumer) != field)
-        return quarantine(subs_, field, "it holds another subscription");
-      contents.subscriptions.push_back(std::move(*sub));
-    });
-    for (const auto& [hash, field] : unreadable) move_to_quarantine(*hash, field);
-    if (contents.quarantined)
-      spdlog::warn("store (redis): {} unreadable records moved to {}", contents.quarantined, quarantine_);
-    std::sort(contents.rows.begin(), contents.rows.end(), [](const Row& a, const Row& b) { return a.seq < b.seq; });
-    std::sort(contents.dead.begin(), contents.dead.end(),
-              [](const DeadRow& a, const DeadRow& b) { return a.row.seq < b.row.seq; });
-    return contents;
+    ContentsBuilder contents;
+    std::vector<std::pair<Family, std::string>> unreadable;  // (family, field), moved after the scans
+    for (const FamilyInfo& f : kFamilies) {
+      const std::string& hash = hash_of(f.family);
+      scan(hash, [&](std::string_view field, std::string_view value) {
+        auto key = key_of_field(f.family, field);
+        auto why = key ? contents.add(f.family, *key, value) : std::optional<std::string>("not a field of the store");
+        if (!why) return;
+        if (contents.note_quarantined() <= kQuarantineLogLines)
+          spdlog::warn("store (redis): {} field '{}' cannot be read ({}); moved to the quarantine", hash, printable(field), *why);
+        unreadable.emplace_back(f.family, std::string(field));
+      });
+    }
+    for (const auto& [family, field] : unreadable) move_to_quarantine(family, field);
+    if (contents.quarantined())
+      spdlog::warn("store (redis): {} unreadable records moved to {}", contents.quarantined(), quarantine_);
+    return std::move(contents).finish();
   }
 
   // On a lost connection the whole transaction is sent again on a new one. That is safe even when the
@@ -281,11 +277,14 @@ class RedisStore final : public Backend {
     return Ok{};
   }
 
+  const std::string& hash_of(Family family) const { return hashes_[static_cast<size_t>(family)]; }
+
   // HGET, then HSET in the quarantine and HDEL in one transaction: the value moves byte for byte.
-  void move_to_quarantine(const std::string& hash, const std::string& field) {
+  void move_to_quarantine(Family family, const std::string& field) {
+    const std::string& hash = hash_of(family);
     auto value = command(c_.get(), {"HGET", hash, field});
     if (!value || value->type != REDIS_REPLY_STRING) throw StoreError("redis: cannot quarantine " + hash + " field " + printable(field));
-    const std::string moved = hash.substr(hash.rfind(':') + 1) + ":" + field;
+    const std::string moved = std::string(info(family).redis_hash) + ":" + field;
     const Command set{"HSET", quarantine_, moved, text(value.get())}, del{"HDEL", hash, field};
     if (auto st = run({set, del}); !st) throw StoreError("redis: cannot quarantine: " + st.error().message);
   }
@@ -296,43 +295,32 @@ class RedisStore final : public Backend {
     return name;
   }
 
-  static bool is_put(Op::Kind kind) {
-    return kind == Op::Kind::put_row || kind == Op::Kind::put_dead || kind == Op::Kind::put_subscription;
-  }
-
-  const std::string& hash_of(Op::Kind kind) const {
-    switch (kind) {
-      case Op::Kind::put_row:
-      case Op::Kind::delete_row: return rows_;
-      case Op::Kind::put_dead:
-      case Op::Kind::delete_dead: return dead_;
-      default: return subs_;
-    }
-  }
-
-  // Consecutive changes of one kind become one HSET or HDEL with many fields, in order, so a put and
-  // a later delete of one field keep their order. `fields` holds the field names the commands view.
+  // Consecutive puts (or erases) of one family become one HSET (or HDEL) with many fields, in order, so
+  // a put and a later erase of one field keep their order. `fields` holds the field names the commands
+  // view that are not the ops' own keys (decimal seqs, quarantine names).
   std::vector<Command> commands(const std::vector<Op>& ops, std::vector<std::string>& fields) const {
-    fields.reserve(ops.size());  // never reallocated below: the commands keep views of its strings
+    fields.reserve(2 * ops.size());  // never reallocated below: the commands keep views of its strings
     std::vector<Command> out;
-    Op::Kind last = Op::Kind::quarantine_subscription;  // no group open: that kind never joins one
+    const Op* group = nullptr;  // the op that opened the command being filled; none after a quarantine
     size_t in_command = 0;
     for (const Op& op : ops) {
-      if (op.kind == Op::Kind::quarantine_subscription) {
-        fields.push_back("subs:" + op.id);
-        out.push_back(Command{"HSET", quarantine_, fields.back(), op.value});
-        out.push_back(Command{"HDEL", subs_, op.id});
-        last = op.kind;
+      const std::string& hash = hash_of(op.family);
+      std::string_view field = op.key;
+      if (info(op.family).keyed_by_row_seq) field = fields.emplace_back(std::to_string(seq_of_key(op.key).value_or(0)));
+      if (op.kind == Op::Kind::quarantine) {
+        const std::string& moved = fields.emplace_back(std::string(info(op.family).redis_hash).append(":").append(field));
+        out.push_back(Command{"HSET", quarantine_, moved, op.value});
+        out.push_back(Command{"HDEL", hash, field});
+        group = nullptr;
         continue;
       }
-      if (op.kind != last || in_command == kFieldsPerCommand) {
-        out.push_back(Command{is_put(op.kind) ? "HSET" : "HDEL", hash_of(op.kind)});
-        last = op.kind;
+      if (!group || group->family != op.family || group->kind != op.kind || in_command == kFieldsPerCommand) {
+        out.push_back(Command{op.kind == Op::Kind::put ? "HSET" : "HDEL", hash});
+        group = &op;
         in_command = 0;
       }
-      fields.push_back(&hash_of(op.kind) == &subs_ ? op.id : std::to_string(op.seq));
-      out.back().push_back(fields.back());
-      if (is_put(op.kind)) out.back().push_back(op.value);
+      out.back().push_back(field);
+      if (op.kind == Op::Kind::put) out.back().push_back(op.value);
       ++in_command;
     }
     return out;
@@ -410,7 +398,8 @@ class RedisStore final : public Backend {
 
   const Url url_;
   Context c_;  // null after a connection failure, until the next write reconnects
-  const std::string rows_, dead_, subs_, quarantine_;
+  const std::string quarantine_;
+  std::array<std::string, kFamilies.size()> hashes_;  // by Family
 };
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include <deque>
 #include <vector>
 
-#include "store/store.h"
+#include "store/backend.h"
 
 namespace siomq::store {
 

@@ -18,7 +18,9 @@
 #include <numeric>
 #include <thread>
 
+#include "store/seq_key.h"
 #include "store/writer.h"
+#include "temp_store.h"
 
 namespace siomq::store {
 namespace {
@@ -276,42 +278,15 @@ TEST(Records, TruncatedEncodingsAreRefusedNotCrashes) {
 
 // ---- the backends ----
 
-// A fresh directory under the system's temporary directory, removed with the object.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "siomq-store-test-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-const char* redis_url() { return std::getenv("SIOMQ_TEST_REDIS_URL"); }
-
-// A key prefix no other test (or test process) uses.
-std::string unique_prefix() {
-  static std::atomic<int> n{0};
-  return "siomq-test:" + std::to_string(::getpid()) + ":" + std::to_string(n++) + ":" +
-         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-}
-
-Op put_row(const Row& row) { return Op{Op::Kind::put_row, row.seq, {}, encode_row(row)}; }
-Op delete_row(uint64_t seq) { return Op{Op::Kind::delete_row, seq, {}, {}}; }
-Op put_dead(const DeadRow& d) { return Op{Op::Kind::put_dead, d.row.seq, {}, encode_dead_row(d)}; }
-Op delete_dead(uint64_t seq) { return Op{Op::Kind::delete_dead, seq, {}, {}}; }
-Op put_sub(const SubscriptionRecord& s) {
-  return Op{Op::Kind::put_subscription, 0, subscription_id(s.realm, s.key, s.consumer), encode_subscription(s)};
-}
-Op delete_sub(const SubscriptionRecord& s) {
-  return Op{Op::Kind::delete_subscription, 0, subscription_id(s.realm, s.key, s.consumer), {}};
+Op put_row(const Row& row) { return put(row); }
+Op delete_row(uint64_t seq) { return erase_row(seq); }
+Op put_dead(const DeadRow& d) { return put(d); }
+Op delete_dead(uint64_t seq) { return erase_dead(seq); }
+Op put_sub(const SubscriptionRecord& s) { return put(s); }
+Op delete_sub(const SubscriptionRecord& s) { return erase_subscription(subscription_id(s.realm, s.key, s.consumer)); }
+// A put of any bytes, for records no codec would write.
+Op raw_put(Family family, std::string key, std::string value) {
+  return Op{family, Op::Kind::put, std::move(key), std::move(value)};
 }
 
 std::vector<uint64_t> seqs(const std::vector<Row>& rows) {
@@ -334,8 +309,6 @@ std::string error_of(const std::function<void()>& f) {
   return "(no StoreError)";
 }
 
-enum class Kind { file, redis };
-
 // The durable backends (memory keeps nothing, so it has its own test) through the same tests.
 class DurableBackend : public testing::TestWithParam<Kind> {
  protected:
@@ -351,13 +324,7 @@ class DurableBackend : public testing::TestWithParam<Kind> {
 
   void TearDown() override {
     if (GetParam() != Kind::redis || !backend_) return;
-    // Emptying the hashes deletes them.
-    std::vector<Op> ops;
-    auto c = backend_->load();
-    for (const auto& r : c.rows) ops.push_back(delete_row(r.seq));
-    for (const auto& d : c.dead) ops.push_back(delete_dead(d.row.seq));
-    for (const auto& s : c.subscriptions) ops.push_back(delete_sub(s));
-    EXPECT_TRUE(backend_->write(ops, true).ok());
+    EXPECT_TRUE(erase_everything(*backend_).ok());
   }
 
   void reopen() {
@@ -458,10 +425,10 @@ TEST_P(DurableBackend, ContentsSurviveReopening) {
 // readable ones load as before; the next load finds it gone.
 TEST_P(DurableBackend, AnUnreadableRecordIsQuarantinedAndTheRestLoads) {
   SubscriptionRecord sub{"r", "k", "c", "{}"};
-  write_ok(*backend_, {put_row(sample_row(1)), Op{Op::Kind::put_row, 12345, {}, R"({"seq":12345})"},
-                       Op{Op::Kind::put_row, 77, {}, encode_row(sample_row(78))}, put_sub(sub),
-                       Op{Op::Kind::put_subscription, 0, subscription_id("r", "k2", "c"), "[]"},
-                       Op{Op::Kind::put_dead, 9, {}, "{]"}});
+  write_ok(*backend_, {put_row(sample_row(1)), raw_put(Family::row, seq_key(12345), R"({"seq":12345})"),
+                       raw_put(Family::row, seq_key(77), encode_row(sample_row(78))), put_sub(sub),
+                       raw_put(Family::subscription, subscription_id("r", "k2", "c"), "[]"),
+                       raw_put(Family::dead_row, seq_key(9), "{]")});
   auto c = backend_->load();
   EXPECT_EQ(c.quarantined, 4u);
   EXPECT_EQ(seqs(c.rows), (std::vector<uint64_t>{1}));
@@ -481,7 +448,8 @@ TEST_P(DurableBackend, QuarantiningASubscriptionDeletesIt) {
   SubscriptionRecord sub{"r", "k", "c", R"({"not":"a spec"})"};
   write_ok(*backend_, {put_sub(sub)});
   const std::string id = subscription_id(sub.realm, sub.key, sub.consumer);
-  write_ok(*backend_, {Op{Op::Kind::quarantine_subscription, 0, id, encode_subscription(sub)}});
+  EXPECT_EQ(quarantine(sub).key, id);
+  write_ok(*backend_, {quarantine(sub)});
   auto c = backend_->load();
   EXPECT_TRUE(c.subscriptions.empty());
   EXPECT_EQ(c.quarantined, 0u);
@@ -792,7 +760,7 @@ TEST(RedisBackend, ACorruptedRowIsKeptInTheQuarantineHash) {
   ASSERT_TRUE(admin && !admin->err);
   const std::string prefix = unique_prefix();
   auto store = open_redis(redis_url(), prefix);
-  write_ok(*store, {put_row(sample_row(1)), Op{Op::Kind::put_row, 7, {}, "{]"}});
+  write_ok(*store, {put_row(sample_row(1)), raw_put(Family::row, seq_key(7), "{]")});
   auto c = store->load();
   EXPECT_EQ(c.quarantined, 1u);
   EXPECT_EQ(seqs(c.rows), (std::vector<uint64_t>{1}));

@@ -1,0 +1,171 @@
+// The JSON encodings of the tyo-mq families (rows.h): the payload and a subscription's spec are spliced
+// raw, attachments are base64 (record_json.h says how every record is written and read).
+#include "store/rows.h"
+
+#include "store/record_json.h"
+#include "store/seq_key.h"
+
+namespace siomq::store {
+namespace {
+
+using namespace record_json;
+
+// The members of a row object, without the braces (a dead row adds its own after them).
+void append_row_members(std::string& out, const Row& row) {
+  append_key(out, "seq");
+  append_integer(out, row.seq);
+  out.push_back(',');
+  append_key(out, "id");
+  append_string(out, row.id);
+  out.push_back(',');
+  append_key(out, "realm");
+  append_string(out, row.realm);
+  out.push_back(',');
+  append_key(out, "event");
+  append_string(out, row.event);
+  out.push_back(',');
+  append_key(out, "consumer");
+  append_string(out, row.consumer);
+  out.push_back(',');
+  append_key(out, "producer");
+  append_string(out, row.producer);
+  out.push_back(',');
+  append_key(out, "payload");
+  out.append(row.payload);
+  out.push_back(',');
+  append_key(out, "attachments");
+  append_base64_array(out, row.attachments);
+  out.push_back(',');
+  append_key(out, "created_at");
+  append_time(out, row.created_ms);
+  out.push_back(',');
+  append_key(out, "expires_at");
+  if (row.expires_ms == 0) out.append("null");
+  else append_time(out, row.expires_ms);
+}
+
+constexpr std::array<std::string_view, 10> kRowFields = {
+    "seq", "id", "realm", "event", "consumer", "producer", "payload", "attachments", "created_at", "expires_at"};
+constexpr std::array<std::string_view, 12> kDeadRowFields = {
+    "seq", "id", "realm", "event", "consumer", "producer", "payload", "attachments", "created_at", "expires_at",
+    "reason", "dead_lettered_at"};
+constexpr std::array<std::string_view, 4> kSubscriptionFields = {"realm", "key", "consumer", "spec"};
+static_assert(kDeadRowFields.size() <= kMaxFields && kRowFields.size() <= kMaxFields);
+
+Row read_row(Fields& f) {
+  Row row;
+  row.seq = f.integer("seq");
+  row.id = f.string("id");
+  row.realm = f.string("realm");
+  row.event = f.string("event");
+  row.consumer = f.string("consumer");
+  row.producer = f.string("producer");
+  row.payload = f.object("payload");
+  row.attachments = f.base64_strings("attachments");
+  row.created_ms = f.time("created_at");
+  row.expires_ms = f.optional_time("expires_at");
+  return row;
+}
+
+}  // namespace
+
+std::string encode_row(const Row& row) {
+  std::string out;
+  out.reserve(160 + row.payload.size() + row.id.size() + row.realm.size() + row.event.size() +
+              row.consumer.size() + row.producer.size());
+  out.push_back('{');
+  append_row_members(out, row);
+  out.push_back('}');
+  return out;
+}
+
+Result<Row> decode_row(std::string_view text) {
+  Fields f("row", text, kRowFields);
+  Row row = read_row(f);
+  if (f.error()) return *f.error();
+  return row;
+}
+
+std::string encode_dead_row(const DeadRow& dead) {
+  std::string out;
+  out.reserve(200 + dead.row.payload.size() + dead.reason.size());
+  out.push_back('{');
+  append_row_members(out, dead.row);
+  out.push_back(',');
+  append_key(out, "reason");
+  append_string(out, dead.reason);
+  out.push_back(',');
+  append_key(out, "dead_lettered_at");
+  append_time(out, dead.dead_lettered_ms);
+  out.push_back('}');
+  return out;
+}
+
+Result<DeadRow> decode_dead_row(std::string_view text) {
+  Fields f("dead row", text, kDeadRowFields);
+  DeadRow dead;
+  dead.row = read_row(f);
+  dead.reason = f.string("reason");
+  dead.dead_lettered_ms = f.time("dead_lettered_at");
+  if (f.error()) return *f.error();
+  return dead;
+}
+
+std::string encode_subscription(const SubscriptionRecord& sub) {
+  std::string out;
+  out.reserve(64 + sub.realm.size() + sub.key.size() + sub.consumer.size() + sub.spec.size());
+  out.push_back('{');
+  append_key(out, "realm");
+  append_string(out, sub.realm);
+  out.push_back(',');
+  append_key(out, "key");
+  append_string(out, sub.key);
+  out.push_back(',');
+  append_key(out, "consumer");
+  append_string(out, sub.consumer);
+  out.push_back(',');
+  append_key(out, "spec");
+  out.append(sub.spec);
+  out.push_back('}');
+  return out;
+}
+
+Result<SubscriptionRecord> decode_subscription(std::string_view text) {
+  Fields f("subscription", text, kSubscriptionFields);
+  SubscriptionRecord sub;
+  sub.realm = f.string("realm");
+  sub.key = f.string("key");
+  sub.consumer = f.string("consumer");
+  sub.spec = f.object("spec");
+  if (f.error()) return *f.error();
+  return sub;
+}
+
+std::string subscription_id(std::string_view realm, std::string_view key, std::string_view consumer) {
+  std::string id;
+  id.reserve(realm.size() + key.size() + consumer.size() + 2);
+  id.append(realm);
+  id.push_back('\0');
+  id.append(key);
+  id.push_back('\0');
+  id.append(consumer);
+  return id;
+}
+
+Op put(const Row& row) { return Op{Family::row, Op::Kind::put, seq_key(row.seq), encode_row(row)}; }
+Op erase_row(uint64_t seq) { return Op{Family::row, Op::Kind::erase, seq_key(seq), {}}; }
+Op put(const DeadRow& dead) {
+  return Op{Family::dead_row, Op::Kind::put, seq_key(dead.row.seq), encode_dead_row(dead)};
+}
+Op erase_dead(uint64_t seq) { return Op{Family::dead_row, Op::Kind::erase, seq_key(seq), {}}; }
+Op put(const SubscriptionRecord& sub) {
+  return Op{Family::subscription, Op::Kind::put, subscription_id(sub.realm, sub.key, sub.consumer),
+            encode_subscription(sub)};
+}
+Op erase_subscription(std::string id) { return Op{Family::subscription, Op::Kind::erase, std::move(id), {}}; }
+Op quarantine(const SubscriptionRecord& sub) {
+  return Op{Family::subscription, Op::Kind::quarantine, subscription_id(sub.realm, sub.key, sub.consumer),
+            encode_subscription(sub)};
+}
+
+}  // namespace siomq::store

@@ -1,0 +1,107 @@
+// The JSON encoding of the stream log family (stream_log.h).
+#include "store/stream_log.h"
+
+#include "store/record_json.h"
+#include "store/seq_key.h"
+
+namespace siomq::store {
+namespace {
+
+using namespace record_json;
+
+constexpr std::array<std::string_view, 9> kFields = {"stream",  "seq",         "subject", "headers", "payload_format",
+                                                      "payload", "attachments", "time",    "msg_id"};
+static_assert(kFields.size() <= kMaxFields);
+
+void append_payload(std::string& out, const StreamMessage& m) {
+  const bool json = m.payload_format == StreamMessage::Payload::json;
+  append_key(out, "payload_format");
+  out.append(json ? "\"json\"" : "\"bytes\"");
+  out.push_back(',');
+  append_key(out, "payload");
+  if (json) out.append(m.payload);
+  else append_base64(out, m.payload.str());
+}
+
+void read_payload(Fields& f, StreamMessage& m) {
+  const std::string format = f.string("payload_format");
+  if (f.error()) return;
+  if (format == "json") {
+    m.payload_format = StreamMessage::Payload::json;
+    m.payload = f.json_value("payload");
+  } else if (format == "bytes") {
+    m.payload_format = StreamMessage::Payload::bytes;
+    m.payload = f.base64_string("payload");
+  } else {
+    f.fail_field("payload_format", "must be \"json\" or \"bytes\"");
+  }
+}
+
+}  // namespace
+
+std::string encode_stream_message(const StreamMessage& m) {
+  std::string out;
+  out.reserve(160 + m.stream.size() + m.subject.size() + m.payload.size() * 4 / 3 +
+              (m.headers ? m.headers->size() : 0));
+  out.push_back('{');
+  append_key(out, "stream");
+  append_string(out, m.stream);
+  out.push_back(',');
+  append_key(out, "seq");
+  append_integer(out, m.seq);
+  out.push_back(',');
+  append_key(out, "subject");
+  append_string(out, m.subject);
+  out.push_back(',');
+  append_key(out, "headers");
+  out.append(m.headers ? *m.headers : "null");
+  out.push_back(',');
+  append_payload(out, m);
+  out.push_back(',');
+  append_key(out, "attachments");
+  append_base64_array(out, m.attachments);
+  out.push_back(',');
+  append_key(out, "time");
+  append_time(out, m.time_ms);
+  out.push_back(',');
+  append_key(out, "msg_id");
+  if (m.msg_id) append_string(out, *m.msg_id);
+  else out.append("null");
+  out.push_back('}');
+  return out;
+}
+
+Result<StreamMessage> decode_stream_message(std::string_view text) {
+  Fields f("stream message", text, kFields);
+  StreamMessage m;
+  m.stream = f.string("stream");
+  m.seq = f.integer("seq");
+  m.subject = f.string("subject");
+  m.headers = f.optional_object("headers");
+  read_payload(f, m);
+  m.attachments = f.base64_strings("attachments");
+  m.time_ms = f.time("time");
+  m.msg_id = f.optional_string("msg_id");
+  if (f.error()) return *f.error();
+  return m;
+}
+
+std::string stream_message_key(std::string_view stream, uint64_t seq) {
+  std::string key;
+  key.reserve(stream.size() + 1 + kSeqKeySize);
+  key.append(stream);
+  key.push_back('\0');
+  append_seq_key(key, seq);
+  return key;
+}
+
+Op put(const StreamMessage& message) {
+  return Op{Family::stream_message, Op::Kind::put, stream_message_key(message.stream, message.seq),
+            encode_stream_message(message)};
+}
+
+Op erase_stream_message(std::string_view stream, uint64_t seq) {
+  return Op{Family::stream_message, Op::Kind::erase, stream_message_key(stream, seq), {}};
+}
+
+}  // namespace siomq::store
