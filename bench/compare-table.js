@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // bench/compare.sh's table: the median of each metric over the rounds, per server, and how many times
 // better siomq is than each peer (throughput: siomq / peer; latency and memory: peer / siomq).
-// Usage: node bench/compare-table.js RESULTS.jsonl ROUNDS DURATION
+// With a baseline (siomq at an earlier revision), its column shows siomq / baseline the same way.
+// Usage: node bench/compare-table.js RESULTS.jsonl ROUNDS DURATION [BASELINE_REV]
 const fs = require('fs');
 const os = require('os');
 const { execSync } = require('child_process');
 
-const [file, rounds, duration] = process.argv.slice(2);
+const [file, rounds, duration, baseline] = process.argv.slice(2);
 const rows = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
 // id -> what is read from a result, and whether more is better.
@@ -32,7 +33,9 @@ const what = {
   chunked: '1 MiB messages as chunks, 1 → 1',
   'connections-10k': '10,000 idle connections',
 };
-const servers = ['siomq', 'tyo-mq', 'relay'];
+// The peers in the table: those that ran, in this order.
+const peers = ['baseline', 'tyo-mq', 'relay'].filter((s) => rows.some((r) => r.server === s));
+const label = { baseline: `siomq ${baseline || 'baseline'}`, 'tyo-mq': 'tyo-mq', relay: 'relay' };
 
 const median = (xs) => {
   const s = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
@@ -75,17 +78,19 @@ lines.push(`Written by \`bench/compare.sh\` at ${git('git rev-parse --short HEAD
 lines.push('');
 lines.push('- **siomq**: `siomq-server --threads 1 --storage file --sync batch` (the embedded default store, fsynced group commits).');
 lines.push('- **tyo-mq**: the Node.js broker from npm, `tyo-mq@0.2.14` (Socket.IO v2, driven over Engine.IO 3), its logger silenced.');
+if (peers.includes('baseline'))
+  lines.push(`- **siomq ${baseline}**: the same server as built at revision ${baseline}, with the same flags.`);
 lines.push('- **relay**: `bench/peers/relay.js`, a hand-written socket.io@4 relay with an in-memory durable queue and ACK.');
 lines.push('');
 lines.push('"× better" is siomq / peer for throughput and peer / siomq for latency and memory. On a shared virtual ' +
   'machine absolute figures move by up to 2× between runs minutes apart (latency tails most): compare the ratios, ' +
   'measured side by side.');
 lines.push('');
-lines.push('| scenario | metric | siomq | tyo-mq | × better | relay | × better |');
-lines.push('|---|---|---:|---:|---:|---:|---:|');
+lines.push(`| scenario | metric | siomq |${peers.map((p) => ` ${label[p]} | × better |`).join('')}`);
+lines.push(`|---|---|---:|${peers.map(() => '---:|---:|').join('')}`);
 for (const [id, list] of Object.entries(metrics)) {
   for (const [name, read, higher] of list) {
-    const cells = Object.fromEntries(servers.map((s) => [s, cell(id, s, read)]));
+    const cells = Object.fromEntries(['siomq', ...peers].map((s) => [s, cell(id, s, read)]));
     if (Object.values(cells).every((c) => c.text === 'not run')) continue;
     const ratio = (peer) => {
       const a = cells.siomq.value;
@@ -93,8 +98,8 @@ for (const [id, list] of Object.entries(metrics)) {
       if (a === undefined || b === undefined || a <= 0 || b <= 0) return '—';
       return `${(higher ? a / b : b / a).toFixed(1)}×`;
     };
-    lines.push(`| ${what[id]} | ${name} | ${cells.siomq.text} | ${cells['tyo-mq'].text} | ${ratio('tyo-mq')} | ` +
-      `${cells.relay.text} | ${ratio('relay')} |`);
+    lines.push(`| ${what[id]} | ${name} | ${cells.siomq.text} |` +
+      peers.map((p) => ` ${cells[p].text} | ${ratio(p)} |`).join(''));
   }
 }
 process.stdout.write(lines.join('\n') + '\n');

@@ -5,6 +5,11 @@
 # `siomq bench` runs on core 1. Writes the medians and siomq/peer ratios to bench/results/<date>.md.
 #
 #   bash bench/compare.sh [--rounds N] [--duration SECONDS] [--only scenario,...] [--out FILE]
+#                         [--baseline REV] [--servers siomq,baseline,tyo-mq,relay]
+#
+# --baseline REV  adds siomq as built at git revision REV (built once into build/baseline-<rev>), run with the
+#                 same flags: a restructuring shows what it costs, side by side with what it started from.
+# --servers LIST  which servers to run (default: all of siomq, baseline when given, tyo-mq, relay).
 #
 # Installs what it needs (scripts/setup.sh, then `npm ci` in bench/peers), builds the release binaries.
 set -euo pipefail
@@ -13,6 +18,8 @@ cd "$(dirname "$0")/.."
 rounds=3
 duration=5
 only=""
+baseline=""
+servers_arg=""
 out="bench/results/$(date -u +%F).md"
 while (($#)); do
   case $1 in
@@ -20,7 +27,10 @@ while (($#)); do
     --duration) duration=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: bash bench/compare.sh [--rounds N] [--duration SECONDS] [--only scenario,...] [--out FILE]" >&2; exit 2 ;;
+    --baseline) baseline=$(git rev-parse --short "$2"); shift 2 ;;
+    --servers) servers_arg=$2; shift 2 ;;
+    *) echo "usage: bash bench/compare.sh [--rounds N] [--duration SECONDS] [--only scenario,...] [--out FILE]" \
+            "[--baseline REV] [--servers LIST]" >&2; exit 2 ;;
   esac
 done
 
@@ -31,6 +41,17 @@ if [ ! -d bench/peers/node_modules ] || [ bench/peers/package-lock.json -nt benc
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build --target siomq-server siomq
+if [ -n "$baseline" ]; then
+  baseline_build="build/baseline-$baseline"
+  if [ ! -x "$baseline_build/src/siomq-server" ]; then
+    src="build/baseline-src-$baseline"
+    rm -rf "$src"
+    git worktree add --detach "$src" "$baseline" >/dev/null
+    cmake -S "$src" -B "$baseline_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIOMQ_TESTS=OFF >/dev/null
+    cmake --build "$baseline_build" --target siomq-server
+    git worktree remove --force "$src"
+  fi
+fi
 
 ulimit -n "$(ulimit -Hn)"
 cores=$(nproc)
@@ -56,19 +77,24 @@ scenarios=(
   "chunked|chunked -p 1 -c 1|no chunked messages|no chunked messages"
   "connections-10k|connections -n 10000||"
 )
-servers=(siomq tyo-mq relay)
+servers=(siomq)
+[ -n "$baseline" ] && servers+=(baseline)
+servers+=(tyo-mq relay)
+[ -n "$servers_arg" ] && IFS=',' read -r -a servers <<<"$servers_arg"
 
 port_for() {
-  case $1 in siomq) echo 17460 ;; tyo-mq) echo 17461 ;; relay) echo 17462 ;; esac
+  case $1 in siomq) echo 17460 ;; tyo-mq) echo 17461 ;; relay) echo 17462 ;; baseline) echo 17463 ;; esac
 }
 
 start_server() {  # start_server NAME: starts it pinned to the server core, waits for its port
   local name=$1 port
   port=$(port_for "$name")
   case $name in
-    siomq)
+    siomq | baseline)
+      local binary=build/src/siomq-server
+      [ "$name" = baseline ] && binary="$baseline_build/src/siomq-server"
       rm -rf "$work/data"
-      taskset -c "$server_core" build/src/siomq-server --port "$port" --threads 1 --storage file --sync batch \
+      taskset -c "$server_core" "$binary" --port "$port" --threads 1 --storage file --sync batch \
         --data-dir "$work/data" --log-level warn >"$work/server.log" 2>&1 &
       ;;
     tyo-mq) taskset -c "$server_core" node bench/peers/tyo-mq-server.js "$port" >"$work/server.log" 2>&1 & ;;
@@ -98,7 +124,10 @@ for round in $(seq "$rounds"); do
     if [ -n "$only" ] && [[ ",$only," != *",$id,"* ]]; then continue; fi
     # Alternate the order: round 1 siomq first, round 2 siomq last, ...
     order=("${servers[@]}")
-    ((round % 2 == 0)) && order=(relay tyo-mq siomq)
+    if ((round % 2 == 0)); then
+      order=()
+      for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[i]}"); done
+    fi
     for name in "${order[@]}"; do
       lacks=""
       [ "$name" = tyo-mq ] && lacks=$lacks_tyo
@@ -126,6 +155,6 @@ for round in $(seq "$rounds"); do
 done
 
 mkdir -p "$(dirname "$out")"
-node bench/compare-table.js "$results" "$rounds" "$duration" >"$out"
+node bench/compare-table.js "$results" "$rounds" "$duration" "$baseline" >"$out"
 cat "$out"
 echo "compare: wrote $out" >&2
