@@ -1,0 +1,219 @@
+// Queues and their entries, the byte caps and payload charging, writes to the store and their hop back
+// onto the queues thread, and a produced message's way in: enqueue, live delivery, commit.
+#include "broker/queue_state.h"
+
+#include <spdlog/spdlog.h>
+
+#include "broker/broker.h"
+#include "store/writer.h"
+#include "wire/log_text.h"
+
+namespace siomq::broker {
+
+void DurableQueues::State::charge_payload(const store::Row& row) {
+  PayloadUse& use = payloads[&row.payload.str()];
+  if (use.rows++ > 0) return;
+  use.realm = row.realm;
+  realm_bytes[row.realm] += row.payload.size();
+  total_bytes += row.payload.size();
+}
+
+void DurableQueues::State::release_payload(const store::Row& row) {
+  auto it = payloads.find(&row.payload.str());
+  if (it == payloads.end() || --it->second.rows > 0) return;
+  total_bytes -= row.payload.size();
+  if ((realm_bytes[it->second.realm] -= row.payload.size()) == 0) realm_bytes.erase(it->second.realm);
+  payloads.erase(it);
+}
+
+bool DurableQueues::State::fits(const std::string& realm, size_t bytes) {
+  auto over = [](size_t cap, size_t now, size_t more) { return cap && now + more > cap; };
+  auto count = realm_counts.find(realm);
+  auto held = realm_bytes.find(realm);
+  return !over(options.max_queued_per_realm, count == realm_counts.end() ? 0 : count->second, 1) &&
+         !over(options.max_queued_bytes_per_realm, held == realm_bytes.end() ? 0 : held->second, bytes) &&
+         !over(options.max_queued_bytes_total, total_bytes, bytes);
+}
+
+std::string DurableQueues::State::new_id(uint64_t seq) {
+  for (;;) {
+    std::string id = options.new_message_id ? options.new_message_id(seq) : std::to_string(seq);
+    if (!by_id.count(id) && !dead_by_id.count(id)) return id;
+  }
+}
+
+DurableQueues::State::Queue& DurableQueues::State::queue_for(const QueueCopy& q) {
+  auto [it, fresh] = queues.try_emplace(queue_id(q.realm, q.key, q.consumer_id));
+  Queue& queue = it->second;
+  if (fresh) {
+    queue.id = it->first;
+    queue.realm = q.realm;
+    queue.key = q.key;
+    queue.consumer_id = q.consumer_id;
+  }
+  if (!q.consumer.empty()) {
+    queue.consumer = q.consumer;
+    queue.policy = q.policy;
+  }
+  return queue;
+}
+
+DurableQueues::State::Entry& DurableQueues::State::add(Queue& q, store::Row row, bool committed) {
+  Entry& e = q.entries[row.seq];
+  e.row = std::move(row);
+  e.charge = charge_of(e.row.attachments);
+  charge_payload(e.row);
+  e.queue = &q;
+  e.committed = committed;
+  if (!committed) ++q.uncommitted;
+  by_id[e.row.id] = &e;
+  ++realm_counts[q.realm];
+  realm_bytes[q.realm] += e.charge;
+  total_bytes += e.charge;
+  if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, &e);
+  return e;
+}
+
+void DurableQueues::State::remove(Entry& e) {
+  land(e);
+  if (e.acking) --e.queue->acking;
+  unlink_socket(e);
+  cancel_due(e);
+  if (e.row.expires_ms) expiries.erase({e.row.expires_ms, &e});
+  Queue& q = *e.queue;
+  if (!e.committed) --q.uncommitted;
+  by_id.erase(e.row.id);
+  if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
+  total_bytes -= e.charge;
+  if ((realm_bytes[q.realm] -= e.charge) == 0) realm_bytes.erase(q.realm);
+  release_payload(e.row);
+  q.entries.erase(e.row.seq);
+  // An empty queue holds nothing worth keeping (the next copy or replay brings its consumer and
+  // policy): the sweep drops it, so queues keyed by short-lived socket ids do not pile up.
+  if (q.entries.empty()) emptied.push_back(q.id);
+}
+
+void DurableQueues::State::drop_empty_queues() {
+  for (const auto& id : emptied) {
+    auto it = queues.find(id);
+    if (it != queues.end() && it->second.entries.empty()) queues.erase(it);
+  }
+  emptied.clear();
+}
+
+void DurableQueues::State::submit(std::vector<store::Op> ops, std::function<void(const Status&)> then) {
+  if (ops.empty()) {
+    if (then) then(Ok{});
+    return;
+  }
+  writer.submit(std::move(ops), [this, then = std::move(then)](const Status& status) mutable {
+    if (status && !then) return;
+    // The writer finishes a whole group of submissions at once: their continuations go to this
+    // thread together, in one handler, not one wake-up each.
+    bool first;
+    {
+      std::lock_guard lock(written_mu);
+      first = written.empty();
+      written.emplace_back(std::move(then), status);
+    }
+    if (first) boost::asio::post(io, [this] { run_written(); });
+  });
+}
+
+void DurableQueues::State::run_written() {
+  std::vector<std::pair<std::function<void(const Status&)>, Status>> batch;
+  {
+    std::lock_guard lock(written_mu);
+    batch.swap(written);
+  }
+  for (auto& [then, status] : batch) {
+    if (!status) ++counters.store_failures;
+    if (then) then(status);
+  }
+}
+
+void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& message, std::vector<QueueCopy>& copies,
+                                   Confirm done) {
+  int64_t now = unix_ms();
+  std::vector<store::Op> ops;
+  std::vector<std::string> ids;
+  // Live copies go first. The rest share one payload, charged with the first of them.
+  std::erase_if(copies, [&](const QueueCopy& copy) {
+    if (copy.live && deliver_live(*message, copy)) return true;
+    if (!copy.live_only) return false;
+    ++counters.dropped_over_cap;  // the store is behind: a copy that cannot go live is refused
+    return true;
+  });
+  const size_t charge = charge_of(message->attachments);
+  bool payload_charged = false;
+  for (const QueueCopy& copy : copies) {
+    if (!fits(copy.realm, charge + (payload_charged ? 0 : message->payload.size()))) {
+      if (counters.dropped_over_cap++ % 1000 == 0)
+        spdlog::warn("realm {}: max_queued_per_realm ({}) or the queued bytes caps ({} per realm, {} in all) reached; "
+                     "copy for {} dropped ({} so far)", copy.realm, options.max_queued_per_realm,
+                     options.max_queued_bytes_per_realm, options.max_queued_bytes_total, log_text(copy.consumer_id),
+                     counters.dropped_over_cap);
+      continue;
+    }
+    Queue& q = queue_for(copy);
+    store::Row row;
+    row.seq = next_seq++;
+    row.id = new_id(row.seq);
+    row.realm = copy.realm;
+    row.event = copy.key;
+    row.consumer = copy.consumer_id;
+    row.producer = message->producer;
+    row.payload = message->payload;
+    row.attachments = message->attachments;
+    row.created_ms = now;
+    row.expires_ms = message->ttl_ms ? std::max<int64_t>(1, now + *message->ttl_ms) : 0;
+    ops.push_back(store::put(row));
+    ids.push_back(row.id);
+    add(q, std::move(row), false);
+    payload_charged = true;
+    ++counters.enqueued;
+  }
+  if (ids.empty()) {
+    if (done) done(0, Ok{});
+    return;
+  }
+  submit(std::move(ops), [this, ids = std::move(ids), done = std::move(done)](const Status& status) {
+    committed(ids, status, done);
+  });
+}
+
+bool DurableQueues::State::deliver_live(const StoredMessage& message, const QueueCopy& copy) {
+  auto it = queues.find(queue_id(copy.realm, copy.key, copy.consumer_id));
+  if (it != queues.end() && (it->second.uncommitted || !it->second.entries.empty())) return false;
+  EndpointPtr to;
+  broker.if_realm(copy.realm, [&](RealmRegistry& r) { to = r.consumer_endpoint(copy.consumer); });
+  if (!to) return false;
+  to->deliver(Delivery(copy.key, message.payload.str(), message.attachments));
+  return true;
+}
+
+void DurableQueues::State::committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done) {
+  size_t stored = 0;
+  std::vector<Queue*> touched;  // queues with newly committed copies, pumped once each
+  for (const auto& id : ids) {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) {
+      if (status) ++stored;  // already acked or expired: it was stored all the same
+      continue;
+    }
+    Entry& e = *it->second;
+    if (!status) {
+      remove(e);  // never reached the store: nobody may count on it
+      continue;
+    }
+    e.committed = true;
+    --e.queue->uncommitted;
+    ++stored;
+    if (e.phase != Phase::stored || e.acking) continue;
+    if (touched.empty() || touched.back() != e.queue) touched.push_back(e.queue);
+  }
+  for (Queue* q : touched) pump(*q, true);
+  if (done) done(status ? stored : 0, status);
+}
+
+}  // namespace siomq::broker

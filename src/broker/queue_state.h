@@ -1,0 +1,287 @@
+// The state behind DurableQueues: internal to the durable queues (src/broker/durable_queues.h is their
+// interface), included only by the files that define its parts. Everything here is touched only on the
+// queues thread, except where a member says otherwise (`unwritten`, read by behind() on any thread;
+// `written`, filled by the writer thread under `written_mu`; `io_owner`, held weakly by transport receipts).
+//
+// Ownership: DurableQueues owns the State. `queues` owns each Queue, a Queue owns its entries (std::map:
+// their addresses are stable while they live). by_id, by_socket, deadlines and expiries hold raw Entry
+// pointers, and remove() takes an entry out of all of them before it dies; the starved lines hold queue
+// ids, looked up again when fed. A Queue outlives its entries (empty ones go in the sweep, or with their
+// subscription or realm). `broker` and `writer` are the ones given to DurableQueues and outlive it.
+//
+// The small functions every part calls on the hot path (take_off, land, release_bytes, cancel_due, post, the
+// byte counts) are defined here, inline; the rest in the file of their concept:
+//   queue_log.cc         queues and their entries, the byte caps, writes to the store, enqueue and commit
+//   delivery_window.cc   the prefetch window and the connection's bytes, pump, receipts, replay, close
+//   ack_deadlines.cc     ACK deadlines, retries with backoff, the ACK itself, TTL expiry
+//   dead_letters.cc      the dead-letter queue
+//   durable_subscriptions.cc  stored subscriptions, and a removed realm's purge
+//   durable_queues.cc    the public API: its hops onto the queues thread, load, start and stop
+#pragma once
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "broker/durable_queues.h"
+#include "store/store.h"
+
+namespace siomq::broker {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Wall-clock milliseconds (defined in durable_queues.cc).
+int64_t unix_ms();
+
+// A queue's identity, (realm, key, consumer_id), as one map key: the same joining as a stored
+// subscription's id, whose third part is the consumer name instead.
+inline std::string queue_id(std::string_view realm, std::string_view key, std::string_view consumer_id) {
+  return store::subscription_id(realm, key, consumer_id);
+}
+
+// A copy as an endpoint receives it; `attempt` > 0 in ACK mode.
+inline Delivery delivery_of(std::string_view key, const store::Row& row, int attempt = 0) {
+  Delivery d(key, row.payload.str(), row.attachments);
+  if (attempt) {
+    d.msg_id = row.id;
+    d.attempt = attempt;
+  }
+  return d;
+}
+
+// Copies of one queue out at once: in ACK mode in flight or waiting for a retry, without ACK sent and
+// waiting for the transport's receipt. This prefetch window (and QueueOptions::window_bytes) paces a
+// backlog: it is sent as ACKs or receipts free room, never all at once, so a replay of any size neither
+// overflows the connection's outbound bound (which cuts the consumer) nor holds the store's rows twice.
+constexpr size_t kPrefetchWindow = 256;
+
+// What keeping one stored row in memory costs besides its bytes (entry, indexes, ids), for the byte caps.
+constexpr size_t kRowOverhead = 256;
+
+struct DurableQueues::State {
+  struct Queue;
+  enum class Phase { stored, in_flight, backoff };
+  struct Entry {
+    store::Row row;
+    Queue* queue = nullptr;
+    bool committed = false;
+    Phase phase = Phase::stored;
+    int attempt = 0;
+    bool acking = false;  // an ACK's deletion is being written
+    uint64_t receipt = 0;  // without ACK: sent, deleted once the transport receipt with this token comes
+    size_t charge = 0;     // what it counts against the byte caps (see charge_of)
+    std::string socket;  // where the current attempt went
+    std::optional<SteadyClock::time_point> due;  // the pending ACK deadline or retry, in `deadlines`
+  };
+  struct Queue {
+    std::string realm, key, consumer_id, consumer;
+    DeliveryPolicy policy;
+    std::map<uint64_t, Entry> entries;  // by seq: the delivery order
+    size_t uncommitted = 0;             // entries whose write is in progress
+    size_t flying = 0;                  // entries in flight or in backoff: at most kPrefetchWindow
+    size_t acking = 0;                  // entries whose ACK's deletion is being written
+    // No entry below this seq waits to be sent (committed, stored, not acking): pump() starts here, so
+    // a queue whose window is full of copies in flight does not walk them for every new copy.
+    uint64_t scan_from = 0;
+    std::string id;                     // its key in `queues`
+  };
+
+  static bool occupies(const Entry& e) { return e.phase == Phase::in_flight || e.phase == Phase::backoff; }
+  static size_t attachment_bytes(const std::vector<std::string>& attachments) {
+    size_t n = 0;
+    for (const auto& a : attachments) n += a.size();
+    return n;
+  }
+  // What a copy puts on its connection.
+  static size_t bytes_of(const Entry& e) { return e.row.payload.size() + attachment_bytes(e.row.attachments); }
+  // No entry below scan_from waits to be sent: one that may be sent again lowers it.
+  static void may_send_again(Entry& e) { e.queue->scan_from = std::min(e.queue->scan_from, e.row.seq); }
+
+  // An entry enters the window (sent: its socket is set) or leaves it (back to stored, or forgotten).
+  // The count is the queue's; the bytes are the connection's, shared by all its queues, since what the
+  // window protects is the connection's outbound bound.
+  void take_off(Entry& e) {
+    if (occupies(e)) return;
+    ++e.queue->flying;
+    socket_bytes[e.socket] += bytes_of(e);
+  }
+  void land(Entry& e) {
+    if (occupies(e)) {
+      --e.queue->flying;
+      release_bytes(e.socket, bytes_of(e));
+    }
+    e.phase = Phase::stored;
+    e.receipt = 0;
+    may_send_again(e);
+  }
+  void release_bytes(const std::string& socket, size_t bytes) {
+    auto it = socket_bytes.find(socket);
+    if (it == socket_bytes.end()) return;
+    if ((it->second -= bytes) == 0) socket_bytes.erase(it);
+    // Queues of this connection that stopped for want of its room go on, first come first served, after
+    // the current event (so that no pump runs inside another).
+    if (starved.count(socket)) post([this, socket] { feed_starved(socket); });
+  }
+  void feed_starved(const std::string& socket);
+  void wait_for_room(const std::string& socket, const std::string& queue_id);
+  // What a stored row costs against the byte caps is what keeping it in memory takes. Its own part:
+  // bookkeeping and attachments (copied per row). The payload is charged apart, once per buffer however
+  // many rows share it (store::SharedText; charge_payload / release_payload).
+  static size_t charge_of(const std::vector<std::string>& attachments) {
+    return kRowOverhead + attachment_bytes(attachments);
+  }
+  // A payload buffer is charged to the realm of the first row holding it, until the last one goes.
+  struct PayloadUse {
+    size_t rows = 0;
+    std::string realm;
+  };
+  void charge_payload(const store::Row& row);
+  void release_payload(const store::Row& row);
+  // What a message costs the writer's backlog: each copy is encoded (payload included) on its own.
+  static size_t copy_bytes(const StoredMessage& m) { return m.payload.size() + charge_of(m.attachments); }
+  // Whether one more copy of `bytes` fits in `realm` under the caps on rows and bytes.
+  bool fits(const std::string& realm, size_t bytes);
+
+  // Room for one more copy of `q` to the connection `socket`: the queue's count, and the connection's
+  // bytes (at least one copy goes whatever its size).
+  bool window_open(const Queue& q, const std::string& socket) const;
+  bool connection_full(const std::string& socket) const;
+
+  // Sends stored copies of a queue while its window has room, oldest first, stopping at the first copy
+  // still being written (commits finish in order, so nothing newer may pass it). Nothing to do (the
+  // usual case of a consumer that keeps up) costs nothing; otherwise, unless `eager`, it refills only
+  // once half the window is free, so the scan over the window's head is O(1) per ACK on average.
+  // Without ACK mode the copies sent together are deleted when the transport's receipt for them comes.
+  void pump(Queue& q, bool eager = false, EndpointPtr to = nullptr);
+
+  // The transport took (or, `ok` false, never took) the copies sent together under `token`: taken ones
+  // are deleted and the window refilled; the others wait for the consumer's next replay.
+  void on_sent(uint64_t token, const std::vector<std::string>& ids, bool ok);
+
+  State(Broker& b, store::Writer& w, QueueOptions o)
+      : broker(b), writer(w), options(o), io_owner(std::make_shared<boost::asio::io_context>()), io(*io_owner),
+        timer(io), expiry_timer(io) {}
+
+  Broker& broker;
+  store::Writer& writer;
+  QueueOptions options;
+  // Transport receipts may be answered from destructors after this state is gone (an endpoint held by a
+  // realm, destroyed at shutdown after the queues): they hold the io_context weakly and post nothing then.
+  std::shared_ptr<boost::asio::io_context> io_owner;
+  boost::asio::io_context& io;
+  boost::asio::steady_timer timer;
+  boost::asio::steady_timer expiry_timer;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
+  std::thread thread;
+
+  std::map<std::string, Queue> queues;  // by queue_id
+  std::unordered_map<std::string, Entry*> by_id;
+  std::unordered_map<std::string, std::unordered_set<Entry*>> by_socket;  // in flight or in backoff
+  std::unordered_map<std::string, size_t> socket_bytes;  // bytes of the copies out to each connection
+  // connection -> ids of its queues waiting for its room, in the order they began to wait
+  std::unordered_map<std::string, std::deque<std::string>> starved;
+  std::unordered_map<std::string, size_t> realm_counts;
+  std::unordered_map<std::string, size_t> realm_bytes;  // the charges of a realm's rows and payloads
+  std::unordered_map<const std::string*, PayloadUse> payloads;  // payload buffers held by rows
+  size_t total_bytes = 0;
+  // Both sets hold only live entries (a removed entry leaves them at once), so memory follows what is
+  // stored, not what went through. An entry's deadline means "ACK timeout" in flight, "retry" in backoff.
+  struct ByTime {
+    template <class T>
+    bool operator()(const std::pair<T, Entry*>& a, const std::pair<T, Entry*>& b) const {
+      if (a.first != b.first) return a.first < b.first;
+      return std::less<Entry*>{}(a.second, b.second);
+    }
+  };
+  std::set<std::pair<SteadyClock::time_point, Entry*>, ByTime> deadlines;
+  std::optional<SteadyClock::time_point> armed;
+  std::set<std::pair<int64_t, Entry*>, ByTime> expiries;  // (expires_ms, entry)
+  std::map<uint64_t, store::DeadRow> dead;  // by seq: oldest first
+  std::unordered_map<std::string, uint64_t> dead_by_id;
+  std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> its surface's spec
+  std::vector<std::string> emptied;  // queues that became empty since the last sweep
+  // Writes finished by the writer thread, waiting for run_written on this thread.
+  std::mutex written_mu;
+  std::vector<std::pair<std::function<void(const Status&)>, Status>> written;
+  uint64_t next_seq = 1;
+  uint64_t next_receipt = 1;
+  std::atomic<size_t> unwritten{0};  // bytes enqueued whose write has not finished (DurableQueues::behind)
+  QueueStats counters;
+
+  // queue_log.cc: queues, their entries and the store.
+  // A fresh id for the copy `seq`, as its surface names copies (QueueOptions::new_message_id).
+  std::string new_id(uint64_t seq);
+  Queue& queue_for(const QueueCopy& q);
+  Entry& add(Queue& q, store::Row row, bool committed);
+  // Forgets an entry (the caller writes the matching store change).
+  void remove(Entry& e);
+  void drop_empty_queues();
+  void submit(std::vector<store::Op> ops, std::function<void(const Status&)> then = {});
+  void run_written();
+  void enqueue(const std::shared_ptr<const StoredMessage>& message, std::vector<QueueCopy>& copies, Confirm done);
+  // A live copy goes out now if its consumer is still online and nothing older of its queue is being
+  // written; false: store it instead.
+  bool deliver_live(const StoredMessage& message, const QueueCopy& copy);
+  void committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done);
+
+  // delivery_window.cc (with the window's functions above): where entries are out to, replay, a closed socket.
+  EndpointPtr endpoint_of(const Queue& q);
+  void link_socket(Entry& e, const EndpointPtr& to);
+  void unlink_socket(Entry& e);
+  void replay(const QueueCopy& copy, const EndpointPtr& to);
+  // A copy sent without ACK mode and waiting for its transport receipt is left to the receipt (every
+  // receipt is answered: true if the frames were written before the close, and then the copy is deleted
+  // rather than sent again). The rest land, and their queues go on if their consumer is online elsewhere.
+  void socket_closed(const std::string& socket);
+
+  // ack_deadlines.cc: the timers of ACK deadlines and retries, the ACK, TTL expiry.
+  void schedule(Entry& e, int64_t after_ms);
+  void cancel_due(Entry& e) {
+    if (!e.due) return;
+    deadlines.erase({*e.due, &e});
+    e.due.reset();
+  }
+  void arm(SteadyClock::time_point at);
+  void fire_due();
+  // Sends attempt `attempt` of an entry of an ACK-mode queue and starts its ACK timer.
+  void deliver(Entry& e, const EndpointPtr& to, int attempt);
+  void on_ack_timeout(Entry& e);
+  void on_retry(Entry& e);
+  void ack(const std::string& realm, const std::string& socket, const std::string& id, const AckReply& reply);
+  // Purges rows whose time has passed: every second, and before a replay.
+  void purge_expired();
+  void schedule_expiry_sweep();
+
+  // dead_letters.cc
+  void dead_letter(Entry& e, std::string reason);
+  void dlq_replay(const std::string& msg_id, const std::function<void(const Result<std::string>&)>& done);
+
+  // durable_subscriptions.cc
+  void save_subscription(DurableSubscription sub);
+  void remove_subscription(const DurableSubscription& sub, bool drop_queue);
+  void purge_realm(const std::string& realm, const std::function<void(const Status&)>& done);
+
+  void post(std::function<void()> f) { boost::asio::post(io, std::move(f)); }
+};
+
+}  // namespace siomq::broker
