@@ -1,5 +1,5 @@
-// AUTHENTICATION (§6.2, §6.4 with the external validators) and the enrolment flow (§7):
-// AUTHORIZATION_REQUEST, AUTHORIZATION_NEXT and AUTHORIZATION_DECIDE.
+#include "surfaces/tyo_mq/auth.h"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -8,7 +8,10 @@
 #include "net/http_client.h"
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
-#include "surfaces/tyo_mq/context.h"
+#include "surfaces/tyo_mq/frames.h"
+#include "surfaces/tyo_mq/gate.h"
+#include "surfaces/tyo_mq/signed_request.h"
+#include "surfaces/tyo_mq/socket_endpoint.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/js_json.h"
 #include "wire/log_text.h"

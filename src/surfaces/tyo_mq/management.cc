@@ -1,15 +1,15 @@
-// AUTH_MANAGEMENT_COMMAND (§8.2): admin-signed (or, for four realm commands, realm-manager-signed)
-// changes to the settings, realm disposal, stats and the DLQ; and the housekeeping that expires
-// ephemeral realms and evicts idle names (§11.2).
-#include <spdlog/spdlog.h>
+#include "surfaces/tyo_mq/management.h"
 
+#include <spdlog/spdlog.h>
 
 #include "auth/auth_config.h"
 #include "auth/hmac.h"
 #include "broker/durable_queues.h"
 #include "net/sio_server.h"
 #include "surfaces/tyo_mq/public_settings.h"
-#include "surfaces/tyo_mq/context.h"
+#include "surfaces/tyo_mq/realm_disposal.h"
+#include "surfaces/tyo_mq/signed_request.h"
+#include "surfaces/tyo_mq/socket_endpoint.h"
 #include "wire/durations.h"
 #include "wire/js_json.h"
 #include "wire/log_text.h"
@@ -20,9 +20,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int64_t kDefaultRealmTtlMs = 86'400'000;
-// Expired realms are looked for every second (the reference sweeps every 60 s): a realm ends within a
-// second of its expires_at.
-constexpr int64_t kEphemeralSweepMs = 1000;
 
 Error bad(std::string message) { return make_error(std::move(message), 400); }
 
@@ -659,74 +656,6 @@ void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
 }
 
 }  // namespace
-
-Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
-                               std::function<void(const Status&, const Disposal&)> stored) {
-  Disposal d;
-  bool known = false;
-  auto s = ctx.settings.update([&](json& doc) -> Status {
-    if (doc.contains("auth") && doc["auth"].is_object()) {
-      json& auth = doc["auth"];
-      if (auth.contains("realms") && auth["realms"].is_object()) known = auth["realms"].erase(realm) > 0 || known;
-      if (auth.contains("tokens") && auth["tokens"].is_array()) {
-        json& tokens = auth["tokens"];
-        for (auto it = tokens.begin(); it != tokens.end();) {
-          if (it->is_object() && it->value("realm", "default") == realm) {
-            it = tokens.erase(it);
-            ++d.removed_tokens;
-          } else {
-            ++it;
-          }
-        }
-      }
-    }
-    return Ok{};
-  });
-  if (!s) return s.error();
-  auto names = ctx.broker.realm_names();
-  known = known || d.removed_tokens > 0 || std::find(names.begin(), names.end(), realm) != names.end();
-  if (!known) return make_error("Realm '" + realm + "' not found", 404);
-  // Its sockets: those authenticated into it, and any bound to a name in its live state.
-  std::set<broker::Endpoint*> closed;
-  for (auto& e : ctx.sockets.in_realm(realm)) {
-    if (closed.insert(e.get()).second) e->close();
-  }
-  for (auto& e : ctx.broker.remove_realm(realm)) {
-    if (closed.insert(e.get()).second) std::static_pointer_cast<SocketEndpoint>(e)->close();
-  }
-  d.disconnected_sockets = closed.size();
-  ctx.enrolment.remove_realm(realm);
-  ctx.queues.purge_realm(realm, [realm, d, stored = std::move(stored)](const Status& st) {
-    if (!st) spdlog::error("removing realm '{}': its stored messages could not be deleted: {}", log_text(realm), st.error().message);
-    if (stored) stored(st, d);
-  });
-  spdlog::info("realm '{}' removed: {} tokens, {} sockets disconnected", log_text(realm), d.removed_tokens, d.disconnected_sockets);
-  return d;
-}
-
-void housekeeping(Context& ctx) {
-  const int64_t now = steady_ms();
-  auto snap = ctx.settings.snapshot();
-  if (!ctx.last_ephemeral_sweep_ms || now - ctx.last_ephemeral_sweep_ms >= kEphemeralSweepMs) {
-    ctx.last_ephemeral_sweep_ms = now;
-    const int64_t wall = unix_ms();
-    for (const auto& [name, cfg] : snap->auth.realms) {
-      if (name == "*" || name == "default" || !cfg.expires_at_ms || *cfg.expires_at_ms > wall) continue;
-      spdlog::info("realm '{}' expired", name);
-      if (auto d = dispose_realm(ctx, name); !d) spdlog::error("expiring realm '{}': {}", name, d.error().message);
-    }
-  }
-  const auth::IdleEviction& idle = snap->idle;
-  if (now - ctx.last_idle_sweep_ms >= idle.interval_ms) {
-    ctx.last_idle_sweep_ms = now;
-    size_t forgotten = 0;
-    for (const auto& name : idle.enabled ? ctx.broker.realm_names() : std::vector<std::string>{})
-      forgotten += ctx.broker.with_realm(name, [&](broker::Realm& r) { return r.evict_idle(now, idle.ttl_ms); });
-    if (forgotten) spdlog::info("idle eviction: {} names offline for over {} ms forgotten", forgotten, idle.ttl_ms);
-    // Realms left with nothing in them go too, eviction on or off: made-up realm names cannot pile up.
-    if (size_t gone = ctx.broker.reclaim_empty_realms()) spdlog::info("{} empty realms forgotten", gone);
-  }
-}
 
 void register_management_handlers(const std::shared_ptr<Context>& ctx, net::Namespace& ns) {
   ns.handlers["AUTH_MANAGEMENT_COMMAND"] = [ctx](net::Socket& s, const net::Message& m) { on_management(ctx, s, m); };

@@ -1,0 +1,18 @@
+// AUTHENTICATION (§6.2, §6.4 with the external validators) and the enrolment flow (§7):
+// AUTHORIZATION_REQUEST, AUTHORIZATION_NEXT and AUTHORIZATION_DECIDE.
+#pragma once
+
+#include <memory>
+
+#include "surfaces/tyo_mq/context.h"
+
+namespace siomq::net {
+struct Namespace;
+}
+
+namespace siomq::surfaces {
+
+// Adds the four handlers to `ns`; each holds `ctx`.
+void register_auth_handlers(const std::shared_ptr<Context>& ctx, net::Namespace& ns);
+
+}  // namespace siomq::surfaces
