@@ -6,20 +6,22 @@
 // settings it refers to are owned by the process (server/main.cc) and must outlive the SioServer whose
 // handlers hold the Context, and any callback still pending on the durable queues.
 //
-// Threading: the engine objects and `settings` are thread-safe; `sockets`, `nonces` and `enrolment` lock
+// Threading: the engine objects and `settings` are thread-safe; `sessions`, `nonces` and `enrolment` lock
 // inside; `default_ttl_ms` and `moving_store` are atomics; the housekeeping clocks belong to its caller.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "auth/enrolment.h"
 #include "auth/live_settings.h"
 #include "auth/manager_proof.h"
 #include "broker/broker.h"
-#include "surfaces/tyo_mq/socket_registry.h"
+#include "surfaces/gate.h"
+#include "surfaces/session_registry.h"
 #include "surfaces/tyo_mq/surface.h"
 
 namespace siomq::broker {
@@ -28,7 +30,7 @@ class DurableQueues;
 
 namespace siomq::surfaces {
 
-struct Context {
+struct Context : std::enable_shared_from_this<Context> {
   Context(broker::Broker& b, broker::DurableQueues& q, auth::LiveSettings& s, TyoMqOptions o)
       : broker(b), queues(q), settings(s), options(std::move(o)) {
     set_default_ttl(options.default_ttl_ms);
@@ -39,6 +41,7 @@ struct Context {
     return v < 0 ? std::nullopt : std::optional<int64_t>(v);
   }
   void set_default_ttl(std::optional<int64_t> ttl) { default_ttl_ms.store(ttl ? *ttl : -1, std::memory_order_relaxed); }
+  GateScope gate() { return {broker, sessions}; }
 
   broker::Broker& broker;
   broker::DurableQueues& queues;
@@ -46,7 +49,7 @@ struct Context {
   TyoMqOptions options;
   auth::NonceCache nonces;
   auth::Enrolment enrolment;
-  SocketRegistry sockets;
+  SessionRegistry sessions;  // the sockets on "/"
   std::atomic<int64_t> default_ttl_ms{-1};  // -1: never
   std::atomic<bool> moving_store{false};
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

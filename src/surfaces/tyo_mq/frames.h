@@ -1,5 +1,5 @@
-// The encoded frames of the tyo-mq surface's outgoing events and ack answers, and the JSON texts of its
-// two error shapes. Pure functions; the frames may be sent from any thread.
+// The encoded frames of the tyo-mq surface's outgoing events and ack answers, and the JSON text of its
+// ERROR event. Pure functions; the frames may be sent from any thread.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "net/out_frame.h"
+#include "surfaces/reply.h"  // error_reply, the failure answer every surface sends
 
 namespace siomq::surfaces {
 
@@ -20,7 +21,5 @@ FramesPtr event_frames(std::string_view event, std::string_view payload, std::ve
 FramesPtr ack_frames(uint64_t ack_id, std::string_view json_array);
 // {message, code}: ERROR's payload.
 std::string error_object(int code, std::string_view message);
-// {ok:false, code, message}: the failure answer to an ack callback.
-std::string error_reply(int code, std::string_view message);
 
 }  // namespace siomq::surfaces

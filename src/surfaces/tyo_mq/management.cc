@@ -14,6 +14,7 @@
 #include "surfaces/tyo_mq/public_settings.h"
 #include "surfaces/tyo_mq/realm_disposal.h"
 #include "surfaces/tyo_mq/signed_request.h"
+#include "surfaces/tyo_mq/socket_adapter.h"
 #include "wire/log_text.h"
 
 namespace siomq::surfaces {
@@ -23,14 +24,14 @@ namespace {
 using nlohmann::json;
 
 // Synchronous commands: always answered on AUTH_MANAGEMENT_RESULT (or the ack callback).
-void result(const Call& c, const json& payload) { answer(c.socket, c.msg, "AUTH_MANAGEMENT_RESULT", payload); }
+void result(const Call& c, const json& payload) { answer(c.reply, "AUTH_MANAGEMENT_RESULT", payload); }
 
-void get(const Call& c) { result(c, {{"ok", true}, {"settings", public_settings(c.ctx->settings.document())}}); }
+void get(const Call& c) { result(c, {{"ok", true}, {"settings", public_settings(c.ctx.settings.document())}}); }
 
 void reload_settings(const Call& c) {
-  auto s = c.ctx->settings.reload();
+  auto s = c.ctx.settings.reload();
   if (!s) return result(c, failure(s.error()));
-  result(c, {{"ok", true}, {"settings", public_settings(c.ctx->settings.document())}});
+  result(c, {{"ok", true}, {"settings", public_settings(c.ctx.settings.document())}});
 }
 
 void remove_realm(const Call& c) {
@@ -39,11 +40,11 @@ void remove_realm(const Call& c) {
   if (!*realm || (*realm)->empty()) return result(c, failure(bad("realm must be a non-empty string")));
   if (**realm == "*" || **realm == "default") return result(c, failure(bad("the realms '*' and 'default' cannot be removed")));
   // Answered once the deletion of its stored rows is written: "removed" is never said before it is so.
-  auto disposed = dispose_realm(*c.ctx, **realm, [ctx = c.ctx, endpoint = c.endpoint, ack_id = c.msg.ack_id](const Status& st, const Disposal& d) {
+  auto disposed = dispose_realm(c.ctx, **realm, [ctx = c.ctx.shared_from_this(), reply = c.reply.keep()](const Status& st, const Disposal& d) {
     if (!st)
-      return async_result(endpoint, ack_id,
+      return async_result(*reply,
                           failure(make_error("the realm's stored messages could not be deleted: " + st.error().message, 500)));
-    async_result(endpoint, ack_id,
+    async_result(*reply,
                  {{"ok", true},
                   {"settings", public_settings(ctx->settings.document())},
                   {"removed_tokens", d.removed_tokens},
@@ -57,7 +58,7 @@ void remove_realm(const Call& c) {
 void change_settings(const Call& c, const Change& change) {
   Outcome out;
   json doc_after;
-  auto s = c.ctx->settings.update([&](json& doc) -> Status {
+  auto s = c.ctx.settings.update([&](json& doc) -> Status {
     auto st = change(doc, out);
     if (st) doc_after = doc;
     return st;
@@ -128,36 +129,35 @@ const std::string* realm_key_for(const auth::Snapshot& snap, const json& body) {
 }
 
 // Checks the proof first (a failure goes to AUTH_MANAGEMENT_FAIL), then runs the command.
-void on_management(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg) {
-  const auth::Snapshot& snap = ctx->settings.current();
-  auto req = signed_request(msg);
-  auto proof_failed = [&](const Error& e) { answer(socket, msg, "AUTH_MANAGEMENT_FAIL", failure(e)); };
+void on_management(Context& ctx, Session& session, const Request& request, Reply& reply) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto req = signed_request(request);
+  auto proof_failed = [&](const Error& e) { answer(reply, "AUTH_MANAGEMENT_FAIL", failure(e)); };
   if (!req) return proof_failed(req.error());
   const json& body = req->body;
   std::string command = body.contains("command") && body["command"].is_string() ? body["command"].get<std::string>() : "";
   const Command* found = find_command(command);
   const std::string* realm_key = found && found->realm_scoped ? realm_key_for(snap, body) : nullptr;
-  auto signer = verify_signer(*ctx, snap, "AUTH_MANAGEMENT_COMMAND", *req, realm_key);
+  auto signer = verify_signer(ctx, snap, "AUTH_MANAGEMENT_COMMAND", *req, realm_key);
   if (!signer) return proof_failed(signer.error());
   const bool realm_signed = *signer == Signer::realm;
-  auto endpoint = endpoint_of(socket);
-  spdlog::info("management: {} from {} ({})", command.empty() ? "(none)" : log_text(command), socket.id(),
+  spdlog::info("management: {} from {} ({})", command.empty() ? "(none)" : log_text(command), session.id(),
                realm_signed ? "realm manager" : "admin");
-  Call call{ctx, snap, body, realm_signed, socket, msg, endpoint};
+  Call call{ctx, snap, body, realm_signed, reply};
   if (!found) return result(call, failure(bad("unknown management command")));
   found->handler(call);
 }
 
 }  // namespace
 
-void async_result(const std::shared_ptr<SocketEndpoint>& to, std::optional<uint64_t> ack_id, const json& payload) {
-  answer_later(to, ack_id, payload.value("ok", false) ? "AUTH_MANAGEMENT_RESULT" : "AUTH_MANAGEMENT_FAIL", payload);
+void async_result(Reply& to, const json& payload) {
+  answer(to, payload.value("ok", false) ? "AUTH_MANAGEMENT_RESULT" : "AUTH_MANAGEMENT_FAIL", payload);
 }
 
 }  // namespace management
 
 void register_management_handlers(const std::shared_ptr<Context>& ctx, net::Namespace& ns) {
-  ns.handlers["AUTH_MANAGEMENT_COMMAND"] = [ctx](net::Socket& s, const net::Message& m) { management::on_management(ctx, s, m); };
+  ns.handlers["AUTH_MANAGEMENT_COMMAND"] = socket_handler(ctx, management::on_management);
 }
 
 }  // namespace siomq::surfaces

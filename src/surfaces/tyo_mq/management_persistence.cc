@@ -10,15 +10,14 @@ namespace siomq::surfaces::management {
 using nlohmann::json;
 
 void set_persistence(const Call& c) {
-  const std::shared_ptr<Context>& ctx = c.ctx;
-  auto reply = [&](const json& payload) { answer(c.socket, c.msg, "AUTH_MANAGEMENT_RESULT", payload); };
+  auto reply = [&](const json& payload) { answer(c.reply, "AUTH_MANAGEMENT_RESULT", payload); };
   auto change = parse_persistence(c.body);
   if (!change) return reply(failure(change.error()));
-  if (!ctx->options.move_store) return reply(failure(make_error("this server cannot change its store while running", 501)));
-  if (ctx->moving_store.exchange(true)) return reply(failure(make_error("a store move is already in progress", 409)));
-  ctx->options.move_store(change->target, [ctx, endpoint = c.endpoint, ack_id = c.msg.ack_id, change = *change](const Status& s) {
+  if (!c.ctx.options.move_store) return reply(failure(make_error("this server cannot change its store while running", 501)));
+  if (c.ctx.moving_store.exchange(true)) return reply(failure(make_error("a store move is already in progress", 409)));
+  c.ctx.options.move_store(change->target, [ctx = c.ctx.shared_from_this(), later = c.reply.keep(), change = *change](const Status& s) {
     ctx->moving_store = false;
-    auto send = [&](const json& payload) { answer_later(endpoint, ack_id, "AUTH_MANAGEMENT_RESULT", payload); };
+    auto send = [&](const json& payload) { answer(*later, "AUTH_MANAGEMENT_RESULT", payload); };
     if (!s) return send(failure(s.error()));
     if (change.default_ttl) {
       std::optional<int64_t> ttl;

@@ -32,7 +32,7 @@ json stats_of(Context& ctx) {
                     {"consumers", {{"total", c.consumers}, {"online", c.consumers_online}}},
                     {"subscriptions", c.keys}};
   }
-  return {{"realms", realms}, {"connections_current", ctx.sockets.size()}};
+  return {{"realms", realms}, {"connections_current", ctx.sessions.size()}};
 }
 
 // dlq_discard and dlq_replay: the message's id (msg_id, msgId or id) and an optional realm.
@@ -46,7 +46,7 @@ std::optional<DeadRef> dead_ref(const Call& c) {
   auto id = text(c.body, {"msg_id", "msgId", "id"});
   if (!realm || !id || !*id) {
     Error e = !realm ? realm.error() : !id ? id.error() : bad("msg_id must be a string");
-    answer(c.socket, c.msg, "AUTH_MANAGEMENT_FAIL", failure(e));
+    answer(c.reply, "AUTH_MANAGEMENT_FAIL", failure(e));
     return std::nullopt;
   }
   return DeadRef{*realm, **id};
@@ -55,35 +55,33 @@ std::optional<DeadRef> dead_ref(const Call& c) {
 }  // namespace
 
 void stats(const Call& c) {
-  answer(c.socket, c.msg, "AUTH_MANAGEMENT_RESULT", {{"ok", true}, {"stats", stats_of(*c.ctx)}});
+  answer(c.reply, "AUTH_MANAGEMENT_RESULT", {{"ok", true}, {"stats", stats_of(c.ctx)}});
 }
 
 void dlq_list(const Call& c) {
   auto realm = text(c.body, {"realm"});
-  if (!realm) return answer(c.socket, c.msg, "AUTH_MANAGEMENT_FAIL", failure(realm.error()));
-  c.ctx->queues.dlq_list(*realm, [endpoint = c.endpoint, ack_id = c.msg.ack_id, realm = *realm](std::vector<store::DeadRow> rows) {
+  if (!realm) return answer(c.reply, "AUTH_MANAGEMENT_FAIL", failure(realm.error()));
+  c.ctx.queues.dlq_list(*realm, [reply = c.reply.keep(), realm = *realm](std::vector<store::DeadRow> rows) {
     json entries = json::array();
     for (const auto& d : rows) entries.push_back(dead_entry(d));
-    async_result(endpoint, ack_id, {{"ok", true}, {"realm", realm ? json(*realm) : json()}, {"entries", entries}});
+    async_result(*reply, {{"ok", true}, {"realm", realm ? json(*realm) : json()}, {"entries", entries}});
   });
 }
 
 void dlq_discard(const Call& c) {
   auto ref = dead_ref(c);
   if (!ref) return;
-  c.ctx->queues.dlq_discard(ref->msg_id, ref->realm, [endpoint = c.endpoint, ack_id = c.msg.ack_id, msg_id = ref->msg_id](const Status& s) {
-    async_result(endpoint, ack_id, s ? json{{"ok", true}, {"msg_id", msg_id}} : failure(s.error()));
+  c.ctx.queues.dlq_discard(ref->msg_id, ref->realm, [reply = c.reply.keep(), msg_id = ref->msg_id](const Status& s) {
+    async_result(*reply, s ? json{{"ok", true}, {"msg_id", msg_id}} : failure(s.error()));
   });
 }
 
 void dlq_replay(const Call& c) {
   auto ref = dead_ref(c);
   if (!ref) return;
-  c.ctx->queues.dlq_replay(ref->msg_id, ref->realm,
-                           [endpoint = c.endpoint, ack_id = c.msg.ack_id, msg_id = ref->msg_id](const Result<std::string>& r) {
-                             async_result(endpoint, ack_id,
-                                          r ? json{{"ok", true}, {"msg_id", msg_id}, {"new_msg_id", *r}} : failure(r.error()));
-                           });
+  c.ctx.queues.dlq_replay(ref->msg_id, ref->realm, [reply = c.reply.keep(), msg_id = ref->msg_id](const Result<std::string>& r) {
+    async_result(*reply, r ? json{{"ok", true}, {"msg_id", msg_id}, {"new_msg_id", *r}} : failure(r.error()));
+  });
 }
 
 }  // namespace siomq::surfaces::management

@@ -39,13 +39,15 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
   auto names = ctx.broker.realm_names();
   known = known || d.removed_tokens > 0 || std::find(names.begin(), names.end(), realm) != names.end();
   if (!known) return make_error("Realm '" + realm + "' not found", 404);
-  // Its sockets: those authenticated into it, and any bound to a name in its live state.
-  std::set<broker::Endpoint*> closed;
-  for (auto& e : ctx.sockets.in_realm(realm)) {
-    if (closed.insert(e.get()).second) e->close();
+  // Its sockets: those authenticated into it, and any bound to a name in its live state. Counted once
+  // each, as sessions (a socket's Session and broker::Endpoint are different subobjects).
+  std::set<const Session*> closed;
+  for (auto& s : ctx.sessions.in_realm(realm)) {
+    if (closed.insert(s.get()).second) s->close();
   }
   for (auto& e : ctx.broker.remove_realm(realm)) {
-    if (closed.insert(e.get()).second) std::static_pointer_cast<SocketEndpoint>(e)->close();
+    auto s = std::static_pointer_cast<SocketEndpoint>(e);
+    if (closed.insert(s.get()).second) s->close();
   }
   d.disconnected_sockets = closed.size();
   ctx.enrolment.remove_realm(realm);

@@ -1,15 +1,14 @@
 #include "surfaces/tyo_mq/signed_request.h"
 
 #include "auth/manager_proof.h"
-#include "surfaces/tyo_mq/frames.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/json_spans.h"
 
 namespace siomq::surfaces {
 
-Result<SignedRequest> signed_request(const net::Message& msg) {
+Result<SignedRequest> signed_request(const Request& request) {
   std::string storage;
-  auto object = request_object(msg.json, storage);
+  auto object = request_object(request.args, storage);
   if (!object) return make_error("the payload must be an object {body, proof}", 400);
   auto members = json::object_members(*object);
   if (!members) return make_error("the payload must be an object {body, proof}", 400);
@@ -56,17 +55,10 @@ std::string json_text(const nlohmann::json& payload) {
 
 }  // namespace
 
-void answer(net::Socket& socket, const net::Message& msg, std::string_view event, const nlohmann::json& payload) {
+void answer(Reply& reply, std::string_view event, const nlohmann::json& payload) {
   std::string text = json_text(payload);
-  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + text + "]");
-  else socket.emit(event, text);
-}
-
-void answer_later(const std::shared_ptr<SocketEndpoint>& to, std::optional<uint64_t> ack_id, std::string_view event,
-                  const nlohmann::json& payload) {
-  std::string text = json_text(payload);
-  if (ack_id) to->send(ack_frames(*ack_id, "[" + text + "]"));
-  else to->send(event_frames(event, text));
+  if (reply.has_ack()) reply.ack("[" + text + "]");
+  else reply.emit(event, text);
 }
 
 nlohmann::json failure(const Error& e) {

@@ -4,16 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdint>
-#include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
 #include "auth/live_settings.h"
-#include "net/socket.h"
+#include "surfaces/reply.h"
+#include "surfaces/request.h"
 #include "surfaces/tyo_mq/context.h"
-#include "surfaces/tyo_mq/socket_endpoint.h"
 #include "wire/result.h"
 
 namespace siomq::surfaces {
@@ -25,17 +22,15 @@ struct SignedRequest {
   std::string body_raw;
   std::string proof_raw;
 };
-Result<SignedRequest> signed_request(const net::Message& msg);
+Result<SignedRequest> signed_request(const Request& request);
 // Who signed (§8.1): any admin token, else `realm_key` when it is given and not empty. 401 otherwise,
 // with the proof's own message (missing, invalid, nonce already used).
 enum class Signer { admin, realm };
 Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::string_view action, const SignedRequest& req,
                              const std::string* realm_key);
-// The answer of a signed event: to the ack callback when there is one, else as `event`.
-void answer(net::Socket& socket, const net::Message& msg, std::string_view event, const nlohmann::json& payload);
-// The same from another thread (an asynchronous command finishing on the durable queues' or the main thread).
-void answer_later(const std::shared_ptr<SocketEndpoint>& to, std::optional<uint64_t> ack_id, std::string_view event,
-                  const nlohmann::json& payload);
+// The answer of a signed event: to the ack callback when there is one, else as `event`. From another
+// thread (an asynchronous command finishing on the durable queues' or the main thread) on a kept reply.
+void answer(Reply& reply, std::string_view event, const nlohmann::json& payload);
 // {ok:false, code, message} of an error (a code of 0 is a 500).
 nlohmann::json failure(const Error& e);
 

@@ -17,10 +17,7 @@ SocketEndpoint::~SocketEndpoint() {
   }
 }
 
-const std::string& SocketEndpoint::realm() const {
-  static const std::string kDefault = "default";
-  return grant ? grant->realm : kDefault;
-}
+void SocketEndpoint::notify(std::string_view event, std::string_view payload) { send(event_frames(event, payload)); }
 
 void SocketEndpoint::send(FramesPtr frames) {
   if (worker_.is_current()) {

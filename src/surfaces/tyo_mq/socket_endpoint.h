@@ -10,17 +10,15 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
-#include <utility>
+#include <string_view>
 #include <vector>
 
-#include "auth/authentication.h"
-#include "auth/limits.h"
 #include "broker/realm.h"
 #include "net/out_frame.h"
 #include "net/socket.h"
+#include "surfaces/session.h"
 #include "surfaces/tyo_mq/frames.h"
 #include "surfaces/tyo_mq/produce_chunks.h"
 
@@ -30,14 +28,21 @@ class Worker;
 
 namespace siomq::surfaces {
 
-// A socket on namespace "/" as the broker and the auth rules see it. `send` and `close` may be called
-// from any thread; every other member is touched only on the socket's own worker.
-class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_this<SocketEndpoint> {
+// A socket on namespace "/" as the broker and the auth rules see it; its grant, rate buckets, counters
+// and address are the Session's. `send`, `when_sent`, `notify` and `close` may be called from any
+// thread; every other member is touched only on the socket's own worker.
+class SocketEndpoint : public broker::Endpoint,
+                       public Session,
+                       public std::enable_shared_from_this<SocketEndpoint> {
  public:
   explicit SocketEndpoint(net::Socket& socket);
   ~SocketEndpoint() override;
   const std::string& socket_id() const override { return id_; }
-  net::Worker& worker() { return worker_; }
+  const std::string& id() const override { return id_; }
+  net::Worker& worker() override { return worker_; }
+  std::shared_ptr<Session> shared() override { return shared_from_this(); }
+  // The event as send() sends it.
+  void notify(std::string_view event, std::string_view payload) override;
 
   // Sends on the socket's worker: directly when called there, else through the outbox.
   void send(FramesPtr frames);
@@ -45,22 +50,10 @@ class SocketEndpoint : public broker::Endpoint, public std::enable_shared_from_t
   // call has reached the transport (net::Socket::when_sent), or with false when the socket is gone.
   void when_sent(net::SentReceipt done);
   // Disconnects the socket (the whole connection), from any thread.
-  void close();
-
-  // §2's tyoAuth and _pendingRealm. The socket's realm is the grant's, else "default".
-  std::optional<auth::Grant> grant;
-  std::optional<std::string> pending_realm;
-  bool authenticating = false;  // an external validator is being asked
-  const std::string& realm() const;
+  void close() override;
 
   // Every realm this socket registered or subscribed in: a disconnect takes it offline in each.
   std::set<std::string> realms;
-  // Limits (§11.1): the rate buckets, the names and subscriptions this socket made, the last RATE_LIMITED.
-  auth::TokenBucket messages, bytes, credentials;
-  std::set<std::pair<std::string, std::string>> registrations;  // (realm, name)
-  std::set<std::pair<std::string, std::string>> subscriptions;  // (realm, key + consumer)
-  int64_t rate_limited_at_ms = 0;
-  std::string ip;  // the address limits count (X-Forwarded-For's first hop when trust_proxy)
 
   // PRODUCE_CHUNK transfers in progress; dropped with the socket, or by a timer once idle.
   ChunkAssembler chunks;
