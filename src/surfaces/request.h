@@ -1,7 +1,8 @@
 // A request as every surface's handlers see it, whatever carried it (a Socket.IO event, later an HTTP
 // call): the event name, its raw JSON arguments and whether the requester waits for an answer.
 //
-// The views point into the transport's buffers: valid for the handler's call only.
+// The views point into the transport's buffers: valid for the handler's call only; a handler that
+// answers later copies what it needs.
 #pragma once
 
 #include <span>

@@ -1,5 +1,6 @@
 // AUTH_MANAGEMENT_COMMAND (§8.2): admin-signed (or, for four realm commands, realm-manager-signed)
-// changes to the settings, realm disposal, stats and the DLQ.
+// changes to the settings, realm disposal, stats and the DLQ. The command table and the order of
+// checks (proof, then command) are in management.cc; each command's handler in management_*.cc.
 #pragma once
 
 #include <memory>

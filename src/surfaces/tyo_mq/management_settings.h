@@ -1,6 +1,6 @@
 // The management commands that change the settings document (§8.2): each reads its signed body and
-// edits the document in place, returning the error to answer with; the dispatcher writes the file.
-// Pure functions of (body, document); no I/O, no locks (LiveSettings::update holds its own around them).
+// edits the document it is given (LiveSettings::update's copy, under its lock), returning the error to
+// answer with; update then checks and writes the file. Pure functions of (body, document); no I/O.
 #pragma once
 
 #include <nlohmann/json.hpp>

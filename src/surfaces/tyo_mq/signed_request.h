@@ -1,5 +1,8 @@
 // The signed events of §7 and §8 (AUTHORIZATION_NEXT, AUTHORIZATION_DECIDE, AUTH_MANAGEMENT_COMMAND):
 // reading their {body, proof} payload, checking who signed it, and answering them.
+//
+// A SignedRequest owns copies of what it read (it outlives the request's buffers). verify_signer records
+// an accepted proof's nonce in `ctx.nonces` (thread-safe), so a proof is accepted once.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -41,10 +41,15 @@ struct TyoMqOptions {
   MoveStore move_store;  // absent: set_persistence answers 501
 };
 
-// How the durable queues send stored copies to tyo-mq consumers.
+// How the durable queues send stored copies to tyo-mq consumers. Stateless; the queues own it.
 std::unique_ptr<broker::DeliverySink> make_tyo_mq_sink();
 // Serves namespace "/". Returns the surface's housekeeping (expired ephemeral realms, idle eviction):
 // call it about once a second from one thread.
+//
+// The handlers added to `sio` and the returned function hold references to `broker`, `queues` and
+// `settings` (through the surface's Context): the caller owns those and keeps them alive until `sio` has
+// stopped and every callback it gave the durable queues has run. `options.move_store` is called from a
+// worker thread and may answer from any thread.
 std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
                                       auth::LiveSettings& settings, TyoMqOptions options);
 
