@@ -9,11 +9,13 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "wire/result.h"
 
@@ -27,7 +29,9 @@ struct AuthorizationRequest {
   int64_t created_at_ms = 0;
   std::optional<int64_t> decided_at_ms;
   std::optional<std::string> decision_reason;
-  std::weak_ptr<void> requester;  // the submitting socket, told of the decision
+  // Tells the submitting client of the decision (an event and its JSON payload). It holds the client
+  // weakly: once it is gone this does nothing. Empty: nobody to tell.
+  std::function<void(std::string_view event, std::string_view payload)> tell_requester;
 };
 
 // The public shape: the token only as its SHA-256 (client_token_hash), times as ISO 8601.

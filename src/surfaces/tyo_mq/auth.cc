@@ -1,5 +1,5 @@
-// AUTHENTICATION (§6.2, §6.4 with the external validators) and the enrolment flow (§7):
-// AUTHORIZATION_REQUEST, AUTHORIZATION_NEXT and AUTHORIZATION_DECIDE.
+#include "surfaces/tyo_mq/auth.h"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -8,7 +8,9 @@
 #include "net/http_client.h"
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
-#include "surfaces/tyo_mq/context.h"
+#include "surfaces/gate.h"
+#include "surfaces/tyo_mq/signed_request.h"
+#include "surfaces/tyo_mq/socket_adapter.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/js_json.h"
 #include "wire/log_text.h"
@@ -23,17 +25,17 @@ constexpr size_t kMaxTokenBytes = 8192;
 // The fields of an authorization request are kept in memory until decided: each is bounded.
 constexpr size_t kMaxEnrolmentField = 4096;
 
-void auth_ok(net::Socket& socket, const net::Message& msg, const auth::Grant& g) {
+void auth_ok(Reply& reply, const auth::Grant& g) {
   json payload = {{"realm", g.realm}, {"role", g.role}};
-  socket.emit("AUTH_OK", payload.dump());
-  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + json{{"ok", true}, {"realm", g.realm}, {"role", g.role}}.dump() + "]");
+  reply.emit("AUTH_OK", payload.dump());
+  if (reply.has_ack()) reply.ack("[" + json{{"ok", true}, {"realm", g.realm}, {"role", g.role}}.dump() + "]");
 }
 
 // The AUTHENTICATION payload: token, realm and role are strings when present (null counts as absent);
 // an empty token or realm counts as absent.
-std::optional<auth::AuthRequest> parse_auth_request(const net::Message& msg) {
+std::optional<auth::AuthRequest> parse_auth_request(const Request& request) {
   std::string storage;
-  auto object = request_object(msg.json, storage);
+  auto object = request_object(request.args, storage);
   if (!object) return std::nullopt;
   json body = json::parse(*object, nullptr, false);
   if (body.is_discarded() || !body.is_object()) return std::nullopt;
@@ -57,24 +59,21 @@ std::optional<auth::AuthRequest> parse_auth_request(const net::Message& msg) {
 
 // §6.4 step 5: POST {token, realm?} to the validator; a 2xx JSON answer with truthy realm and role,
 // and not valid:false / ok:false, grants them — unless a scoped validator answers outside its scope.
-void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg,
-                   const std::shared_ptr<SocketEndpoint>& endpoint, const auth::ExternalCheck& check,
+void ask_validator(Context& ctx, Session& session, Reply& reply, const auth::ExternalCheck& check,
                    const std::string& token, int64_t timeout_ms) {
   json body = {{"token", token}};
   if (check.realm) body["realm"] = *check.realm;
   std::vector<std::pair<std::string, std::string>> headers{{"content-type", "application/json"}};
   if (!check.secret.empty()) headers.emplace_back("x-mq-auth-secret", check.secret);
-  endpoint->authenticating = true;
-  auto weak = socket.weak_from_this();
-  net::http_post(endpoint->worker().io(), check.url, std::move(headers), body.dump(), std::chrono::milliseconds(timeout_ms),
-                 [ctx, weak, endpoint, ack_id = msg.ack_id, check, url = check.url](Result<net::HttpResponse> r) {
-                   endpoint->authenticating = false;
-                   auto s = weak.lock();
-                   if (!s || !s->connected()) return;
-                   net::Message m{"AUTHENTICATION", "", {}, ack_id};
+  session.authenticating = true;
+  net::http_post(session.worker().io(), check.url, std::move(headers), body.dump(), std::chrono::milliseconds(timeout_ms),
+                 [ctx = ctx.shared_from_this(), client = session.shared(), later = reply.keep(), check,
+                  url = check.url](Result<net::HttpResponse> r) {
+                   client->authenticating = false;
+                   if (!later->open()) return;
                    if (!r) {
                      spdlog::warn("auth: validator {} failed: {}", log_text(url), log_text(r.error().message));
-                     return auth_fail(*s, m, 401, "Authentication failed");
+                     return auth_fail(*later, 401, "Authentication failed");
                    }
                    // Validated like client JSON first: a validator may be a realm manager's server.
                    json answer = js::validate(r->body) ? json::parse(r->body, nullptr, false) : json();
@@ -88,45 +87,44 @@ void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
                    };
                    bool ok = r->status >= 200 && r->status < 300 && answer.is_object() && truthy("realm") &&
                              truthy("role") && !is_false("valid") && !is_false("ok");
-                   if (!ok) return auth_fail(*s, m, 401, "Invalid authentication token");
+                   if (!ok) return auth_fail(*later, 401, "Invalid authentication token");
                    auto granted = auth::external_grant(check, answer["realm"].get<std::string>(), answer["role"].get<std::string>());
                    if (!granted) {
                      spdlog::warn("auth: the answer of validator {} is not trusted: {}", log_text(url), log_text(granted.error().message));
-                     return auth_fail(*s, m, 401, "Invalid authentication token");
+                     return auth_fail(*later, 401, "Invalid authentication token");
                    }
                    const auth::Grant& g = *granted;
                    // A grant that arrived meanwhile (another AUTHENTICATION cannot run concurrently; the gate can
                    // have granted implicitly) is replaced, as §0 row 9 allows.
-                   if (endpoint->grant && !endpoint->grant->implicit) return auth_fail(*s, m, 403, "Socket is already authenticated");
-                   if (over_realm_cap(*ctx, ctx->settings.current(), g.realm)) return auth_fail(*s, m, 429, kTooManyRealms);
-                   set_grant(*ctx, *endpoint, g);
-                   auth_ok(*s, m, g);
+                   if (client->grant && !client->grant->implicit) return auth_fail(*later, 403, "Socket is already authenticated");
+                   if (over_realm_cap(ctx->broker, ctx->settings.current(), g.realm)) return auth_fail(*later, 429, kTooManyRealms);
+                   set_grant(ctx->sessions, *client, g);
+                   auth_ok(*later, g);
                  });
 }
 
-void on_authentication(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg) {
-  const auth::Snapshot& snap = ctx->settings.current();
-  auto endpoint = endpoint_of(socket);
-  auto request = parse_auth_request(msg);
-  if (!request) return auth_fail(socket, msg, 401, "Invalid authentication payload");
-  if (endpoint->authenticating) return auth_fail(socket, msg, 409, "Authentication already in progress");
+void on_authentication(Context& ctx, Session& session, const Request& req, Reply& reply) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto request = parse_auth_request(req);
+  if (!request) return auth_fail(reply, 401, "Invalid authentication payload");
+  if (session.authenticating) return auth_fail(reply, 409, "Authentication already in progress");
   // §6.2 step 3: the declared realm is remembered even when this attempt fails.
-  if (snap.auth.enabled && !(endpoint->grant && !endpoint->grant->implicit) && request->realm)
-    endpoint->pending_realm = request->realm;
+  if (snap.auth.enabled && !(session.grant && !session.grant->implicit) && request->realm)
+    session.pending_realm = request->realm;
   if (request->token && request->token->size() > kMaxTokenBytes && snap.auth.enabled &&
-      !(endpoint->grant && !endpoint->grant->implicit))
-    return auth_fail(socket, msg, 401, "Invalid authentication token");
+      !(session.grant && !session.grant->implicit))
+    return auth_fail(reply, 401, "Invalid authentication token");
   int64_t now_s = unix_ms() / 1000;
-  auto outcome = auth::authenticate(snap.auth, *request, endpoint->grant, now_s);
+  auto outcome = auth::authenticate(snap.auth, *request, session.grant, now_s);
   switch (outcome.kind) {
     case auth::AuthOutcome::Kind::granted:
-      if (over_realm_cap(*ctx, snap, outcome.grant.realm)) return auth_fail(socket, msg, 429, kTooManyRealms);
-      set_grant(*ctx, *endpoint, outcome.grant);
-      return auth_ok(socket, msg, outcome.grant);
+      if (over_realm_cap(ctx.broker, snap, outcome.grant.realm)) return auth_fail(reply, 429, kTooManyRealms);
+      set_grant(ctx.sessions, session, outcome.grant);
+      return auth_ok(reply, outcome.grant);
     case auth::AuthOutcome::Kind::refused:
-      return auth_fail(socket, msg, outcome.code, outcome.message);
+      return auth_fail(reply, outcome.code, outcome.message);
     case auth::AuthOutcome::Kind::ask_external:
-      return ask_validator(ctx, socket, msg, endpoint, outcome.external, *request->token,
+      return ask_validator(ctx, session, reply, outcome.external, *request->token,
                            snap.auth.validator_timeout_ms);
   }
 }
@@ -138,15 +136,15 @@ bool known_role(const std::string& role) {
 // "authreq-" base36(now) "-" 12 hex digits.
 std::string request_id() { return "authreq-" + js::base36(static_cast<uint64_t>(unix_ms())) + "-" + auth::random_hex(6); }
 
-void on_authorization_request(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg) {
-  const auth::Snapshot& snap = ctx->settings.current();
+void on_authorization_request(Context& ctx, Session& session, const Request& request, Reply& reply) {
+  const auth::Snapshot& snap = ctx.settings.current();
   auto fail = [&](int code, const std::string& message) {
     json payload = {{"ok", false}, {"code", code}, {"message", message}};
-    socket.emit("AUTHORIZATION_REQUEST_FAIL", payload.dump());
-    if (msg.ack_id) socket.ack(*msg.ack_id, "[" + payload.dump() + "]");
+    reply.emit("AUTHORIZATION_REQUEST_FAIL", payload.dump());
+    if (reply.has_ack()) reply.ack("[" + payload.dump() + "]");
   };
   std::string storage;
-  auto object = request_object(msg.json, storage);
+  auto object = request_object(request.args, storage);
   json body = object ? json::parse(*object, nullptr, false) : json();
   if (!body.is_object()) return fail(400, "Invalid authorization request payload");
   auth::AuthorizationRequest r;
@@ -166,15 +164,17 @@ void on_authorization_request(const std::shared_ptr<Context>& ctx, net::Socket& 
     if (r.challenge_response_json.size() > kMaxEnrolmentField) return fail(400, "challenge_response is too long");
   }
   r.request_id = request_id();
-  r.requester = endpoint_of(socket);
+  r.tell_requester = [weak = std::weak_ptr<Session>(session.shared())](std::string_view event, std::string_view payload) {
+    if (auto s = weak.lock()) s->notify(event, payload);
+  };
   auto max_pending = snap.limits.enabled ? static_cast<size_t>(snap.limits.values.max_pending_authorization_requests) : 0;
-  auto filed = ctx->enrolment.submit(std::move(r), max_pending, unix_ms());
+  auto filed = ctx.enrolment.submit(std::move(r), max_pending, unix_ms());
   if (!filed) return fail(filed.error().code, filed.error().message);
   spdlog::info("auth: authorization request {} for realm '{}' from client '{}'", filed->request_id, log_text(filed->realm),
                log_text(filed->client_id));
   json payload = {{"ok", true}, {"request_id", filed->request_id}, {"status", "pending"}};
-  socket.emit("AUTHORIZATION_REQUEST_OK", payload.dump());
-  if (msg.ack_id) socket.ack(*msg.ack_id, "[" + payload.dump() + "]");
+  reply.emit("AUTHORIZATION_REQUEST_OK", payload.dump());
+  if (reply.has_ack()) reply.ack("[" + payload.dump() + "]");
 }
 
 const std::string* manager_key(const auth::Snapshot& snap, const std::string& realm) {
@@ -182,30 +182,30 @@ const std::string* manager_key(const auth::Snapshot& snap, const std::string& re
   return rc && rc->manager_key ? &*rc->manager_key : nullptr;
 }
 
-void on_authorization_next(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg) {
-  const auth::Snapshot& snap = ctx->settings.current();
-  auto req = signed_request(msg);
-  if (!req) return answer(socket, msg, "AUTHORIZATION_FAIL", failure(req.error()));
+void on_authorization_next(Context& ctx, Session&, const Request& request, Reply& reply) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto req = signed_request(request);
+  if (!req) return answer(reply, "AUTHORIZATION_FAIL", failure(req.error()));
   std::optional<std::string> realm;
   if (auto it = req->body.find("realm"); it != req->body.end() && it->is_string() && !it->get<std::string>().empty())
     realm = it->get<std::string>();
-  auto signer = verify_signer(*ctx, snap, "AUTHORIZATION_NEXT", *req, realm ? manager_key(snap, *realm) : nullptr);
-  if (!signer) return answer(socket, msg, "AUTHORIZATION_FAIL", failure(signer.error()));
-  auto next = ctx->enrolment.next(realm);
-  answer(socket, msg, "AUTHORIZATION_NEXT_RESULT", {{"ok", true}, {"request", next ? auth::public_request(*next) : json()}});
+  auto signer = verify_signer(ctx, snap, "AUTHORIZATION_NEXT", *req, realm ? manager_key(snap, *realm) : nullptr);
+  if (!signer) return answer(reply, "AUTHORIZATION_FAIL", failure(signer.error()));
+  auto next = ctx.enrolment.next(realm);
+  answer(reply, "AUTHORIZATION_NEXT_RESULT", {{"ok", true}, {"request", next ? auth::public_request(*next) : json()}});
 }
 
-void on_authorization_decide(const std::shared_ptr<Context>& ctx, net::Socket& socket, const net::Message& msg) {
-  const auth::Snapshot& snap = ctx->settings.current();
-  auto fail = [&](const Error& e) { answer(socket, msg, "AUTHORIZATION_FAIL", failure(e)); };
-  auto req = signed_request(msg);
+void on_authorization_decide(Context& ctx, Session&, const Request& request, Reply& reply) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  auto fail = [&](const Error& e) { answer(reply, "AUTHORIZATION_FAIL", failure(e)); };
+  auto req = signed_request(request);
   if (!req) return fail(req.error());
   const json& body = req->body;
   auto id = body.find("request_id");
   std::string request_id = id != body.end() && id->is_string() ? id->get<std::string>() : "";
-  auto pending = ctx->enrolment.pending(request_id);
+  auto pending = ctx.enrolment.pending(request_id);
   // An admin may sign for any request; a realm's manager only for a pending request of its realm.
-  auto signer = verify_signer(*ctx, snap, "AUTHORIZATION_DECIDE", *req, pending ? manager_key(snap, pending->realm) : nullptr);
+  auto signer = verify_signer(ctx, snap, "AUTHORIZATION_DECIDE", *req, pending ? manager_key(snap, pending->realm) : nullptr);
   if (!signer) return fail(signer.error());
   if (!pending) return fail(make_error("Pending authorization request not found", 404));
   auto approved = body.find("approved");
@@ -219,7 +219,7 @@ void on_authorization_decide(const std::shared_ptr<Context>& ctx, net::Socket& s
   if (auto r = body.find("reason"); r != body.end() && r->is_string()) reason = r->get<std::string>();
   if (approved->get<bool>()) {
     // The token joins auth.tokens (unless that exact token is already there) and the file is written.
-    auto saved = ctx->settings.update([&](json& doc) -> Status {
+    auto saved = ctx.settings.update([&](json& doc) -> Status {
       json& tokens = doc["auth"]["tokens"];
       if (tokens.is_null()) tokens = json::array();
       for (const auto& t : tokens) {
@@ -235,26 +235,26 @@ void on_authorization_decide(const std::shared_ptr<Context>& ctx, net::Socket& s
     });
     if (!saved) return fail(saved.error());
   }
-  auto decided = ctx->enrolment.decide(request_id, approved->get<bool>(), role, reason, unix_ms());
+  auto decided = ctx.enrolment.decide(request_id, approved->get<bool>(), role, reason, unix_ms());
   if (!decided) return fail(decided.error());
   spdlog::info("auth: authorization request {} {}", decided->request_id, decided->status);
-  if (auto requester = std::static_pointer_cast<SocketEndpoint>(decided->requester.lock())) {
+  if (decided->tell_requester) {
     json note = decided->status == "approved"
                     ? json{{"request_id", decided->request_id}, {"realm", decided->realm}, {"role", decided->role}}
                     : json{{"request_id", decided->request_id}, {"reason", reason ? json(*reason) : json()}};
-    requester->send(event_frames(decided->status == "approved" ? "AUTHORIZATION_APPROVED" : "AUTHORIZATION_REJECTED",
-                                 note.dump()));
+    decided->tell_requester(decided->status == "approved" ? "AUTHORIZATION_APPROVED" : "AUTHORIZATION_REJECTED",
+                            note.dump());
   }
-  answer(socket, msg, "AUTHORIZATION_DECIDE_RESULT", {{"ok", true}, {"request", auth::public_request(*decided)}});
+  answer(reply, "AUTHORIZATION_DECIDE_RESULT", {{"ok", true}, {"request", auth::public_request(*decided)}});
 }
 
 }  // namespace
 
 void register_auth_handlers(const std::shared_ptr<Context>& ctx, net::Namespace& ns) {
-  ns.handlers["AUTHENTICATION"] = [ctx](net::Socket& s, const net::Message& m) { on_authentication(ctx, s, m); };
-  ns.handlers["AUTHORIZATION_REQUEST"] = [ctx](net::Socket& s, const net::Message& m) { on_authorization_request(ctx, s, m); };
-  ns.handlers["AUTHORIZATION_NEXT"] = [ctx](net::Socket& s, const net::Message& m) { on_authorization_next(ctx, s, m); };
-  ns.handlers["AUTHORIZATION_DECIDE"] = [ctx](net::Socket& s, const net::Message& m) { on_authorization_decide(ctx, s, m); };
+  ns.handlers["AUTHENTICATION"] = socket_handler(ctx, on_authentication);
+  ns.handlers["AUTHORIZATION_REQUEST"] = socket_handler(ctx, on_authorization_request);
+  ns.handlers["AUTHORIZATION_NEXT"] = socket_handler(ctx, on_authorization_next);
+  ns.handlers["AUTHORIZATION_DECIDE"] = socket_handler(ctx, on_authorization_decide);
 }
 
 }  // namespace siomq::surfaces

@@ -11,11 +11,9 @@
 #include <vector>
 
 #include "broker/endpoint.h"
-#include "net/out_frame.h"
+#include "surfaces/tyo_mq/frames.h"
 
 namespace siomq::surfaces {
-
-using FramesPtr = std::shared_ptr<const std::vector<net::OutFrame>>;
 
 // Deliveries longer than this (in UTF-16 code units, as JavaScript measures) go out as CONSUME_CHUNK pieces.
 inline constexpr size_t kChunkThreshold = 262144;

@@ -13,7 +13,13 @@
 #include "net/sio_server.h"
 #include "net/worker_pool.h"
 #include "surfaces/tyo_mq/ping.h"
+#include "surfaces/tyo_mq/auth.h"
 #include "surfaces/tyo_mq/context.h"
+#include "surfaces/tyo_mq/frames.h"
+#include "surfaces/tyo_mq/socket_adapter.h"
+#include "surfaces/tyo_mq/housekeeping.h"
+#include "surfaces/tyo_mq/management.h"
+#include "surfaces/tyo_mq/socket_endpoint.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 #include "wire/engineio.h"
@@ -506,7 +512,7 @@ void on_connect(Context& ctx, net::Socket& socket) {
   }
   endpoint->ip = ip;
   if (!snap.auth.enabled) endpoint->grant = auth::Grant{"default", "both", true};
-  auto [open, last_minute] = ctx.sockets.add(endpoint, ip, steady_ms());
+  auto [open, last_minute] = ctx.sessions.add(endpoint, ip, steady_ms());
   const auth::LimitValues& l = snap.limits.for_realm("default");
   const char* reason = nullptr;
   int64_t retry_after = 0;
@@ -599,7 +605,7 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
   ns.on_disconnect = [ctx](net::Socket& socket, std::string_view) {
     auto endpoint = socket.state<SocketEndpoint>();
     if (!endpoint) return;
-    ctx->sockets.remove(endpoint.get());
+    ctx->sessions.remove(endpoint.get());
     // Every name it bound goes offline, in every realm it used.
     for (const auto& realm : endpoint->realms) {
       std::vector<broker::Notice> notices;

@@ -42,6 +42,11 @@ struct TyoMqOptions {
 
 // Serves namespace "/". Returns the surface's housekeeping (expired ephemeral realms, idle eviction):
 // call it about once a second from one thread.
+//
+// The handlers added to `sio` and the returned function hold references to `broker`, `queues` and
+// `settings` (through the surface's Context): the caller owns those and keeps them alive until `sio` has
+// stopped and every callback it gave the durable queues has run. `options.move_store` is called from a
+// worker thread and may answer from any thread.
 std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
                                       auth::LiveSettings& settings, TyoMqOptions options);
 

@@ -1,0 +1,22 @@
+// AUTHENTICATION (§6.2, §6.4 with the external validators) and the enrolment flow (§7):
+// AUTHORIZATION_REQUEST, AUTHORIZATION_NEXT and AUTHORIZATION_DECIDE.
+//
+// Lifetimes: a validator's answer arrives later on the socket's worker; its callback holds the Context,
+// the Session and a kept reply (shared), and drops the answer if the socket has gone. A pending
+// enrolment holds its requester's Session weakly: the decision reaches it only while it is connected.
+#pragma once
+
+#include <memory>
+
+#include "surfaces/tyo_mq/context.h"
+
+namespace siomq::net {
+struct Namespace;
+}
+
+namespace siomq::surfaces {
+
+// Adds the four handlers to `ns`; each holds `ctx`.
+void register_auth_handlers(const std::shared_ptr<Context>& ctx, net::Namespace& ns);
+
+}  // namespace siomq::surfaces

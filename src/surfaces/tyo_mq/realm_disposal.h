@@ -1,0 +1,26 @@
+// A realm goes away (remove_realm, an expired ephemeral realm): its settings and tokens (written to the
+// settings file), its live state, its sockets (disconnected), its pending enrolments, and its stored
+// rows, DLQ entries and durable subscriptions.
+//
+// Called from a worker (remove_realm) or the housekeeping thread; everything it touches locks inside.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "surfaces/tyo_mq/context.h"
+#include "wire/result.h"
+
+namespace siomq::surfaces {
+
+struct Disposal {
+  size_t removed_tokens = 0;
+  size_t disconnected_sockets = 0;
+};
+// 404 when nothing of the realm exists. `stored` is called (on the queues' thread) once the deletion of
+// its stored rows is written; it must not refer to anything that may be gone by then.
+Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
+                               std::function<void(const Status&, const Disposal&)> stored = {});
+
+}  // namespace siomq::surfaces

@@ -1,0 +1,100 @@
+#include "surfaces/tyo_mq/socket_endpoint.h"
+
+#include <boost/asio/post.hpp>
+
+#include "net/engine_session.h"
+#include "net/worker_pool.h"
+
+namespace siomq::surfaces {
+
+SocketEndpoint::SocketEndpoint(net::Socket& socket)
+    : worker_(socket.session().worker()), socket_(socket.weak_from_this()), id_(socket.id()) {}
+
+SocketEndpoint::~SocketEndpoint() {
+  // Receipts still in the outbox are answered: the durable queues wait for every one they asked for.
+  for (auto& item : outbox_) {
+    if (item.receipt) item.receipt(false);
+  }
+}
+
+void SocketEndpoint::notify(std::string_view event, std::string_view payload) { send(event_frames(event, payload)); }
+
+void SocketEndpoint::deliver(const broker::Delivery& delivery) {
+  // The first tyo-mq socket a fan-out reaches encodes the copy; the others reuse its frames.
+  auto encoded = std::dynamic_pointer_cast<const TyoMqEncoding>(delivery.encoding);
+  if (!encoded) {
+    encoded = encode_delivery(delivery);
+    delivery.encoding = encoded;
+  }
+  for (const auto& frames : encoded->frames) send(frames);
+}
+
+void SocketEndpoint::notify(const broker::Presence& presence) {
+  auto [event, payload] = presence_event(presence);
+  send(event_frames(event, payload));
+}
+
+void SocketEndpoint::send(FramesPtr frames) {
+  if (worker_.is_current()) {
+    if (auto s = socket_.lock()) s->send_frames(*frames);
+    return;
+  }
+  post_outgoing({std::move(frames), {}});
+}
+
+void SocketEndpoint::when_sent(net::SentReceipt done) {
+  if (worker_.is_current()) {
+    if (auto s = socket_.lock()) return s->when_sent(std::move(done));
+    return done(false);
+  }
+  post_outgoing({nullptr, std::move(done)});
+}
+
+void SocketEndpoint::post_outgoing(Outgoing item) {
+  bool first;
+  {
+    std::lock_guard lock(outbox_mu_);
+    first = outbox_.empty();
+    outbox_.push_back(std::move(item));
+  }
+  if (first) {
+    boost::asio::post(worker_.io(), [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->drain_outbox();
+    });
+  }
+}
+
+void SocketEndpoint::drain_outbox() {
+  std::vector<Outgoing> batch;
+  {
+    std::lock_guard lock(outbox_mu_);
+    batch.swap(outbox_);
+  }
+  auto s = socket_.lock();
+  for (auto& item : batch) {
+    if (item.frames) {
+      if (s) s->send_frames(*item.frames);
+    } else if (s) {
+      s->when_sent(std::move(item.receipt));
+    } else {
+      item.receipt(false);
+    }
+  }
+}
+
+void SocketEndpoint::close() {
+  boost::asio::post(worker_.io(), [socket = socket_] {
+    if (auto s = socket.lock(); s && s->connected()) s->disconnect(true);
+  });
+}
+
+std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket) {
+  auto e = socket.state<SocketEndpoint>();
+  if (!e) {
+    e = std::make_shared<SocketEndpoint>(socket);
+    socket.set_state(e);
+  }
+  return e;
+}
+
+}  // namespace siomq::surfaces

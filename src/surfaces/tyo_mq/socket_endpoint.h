@@ -1,0 +1,84 @@
+// A socket on namespace "/" as the broker and the auth rules see it: what the tyo-mq surface keeps per
+// socket (net::Socket::state), and how frames reach the socket from any thread.
+//
+// Ownership: the socket holds its endpoint (set_state); the broker's realms, the durable queues and the
+// registry hold it too while the socket is bound there, so an endpoint can outlive its socket. It keeps
+// only a weak reference to the socket: once the socket is gone, sends are dropped and receipts answered
+// false. The worker it refers to outlives every socket (the server's worker pool).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/endpoint.h"
+#include "net/out_frame.h"
+#include "net/socket.h"
+#include "surfaces/session.h"
+#include "surfaces/tyo_mq/delivery.h"
+#include "surfaces/tyo_mq/produce_chunks.h"
+
+namespace siomq::net {
+class Worker;
+}
+
+namespace siomq::surfaces {
+
+// A socket on namespace "/" as the broker and the auth rules see it; its grant, rate buckets, counters
+// and address are the Session's. `send`, `when_sent`, `notify` and `close` may be called from any
+// thread; every other member is touched only on the socket's own worker.
+class SocketEndpoint : public broker::Endpoint,
+                       public Session,
+                       public std::enable_shared_from_this<SocketEndpoint> {
+ public:
+  explicit SocketEndpoint(net::Socket& socket);
+  ~SocketEndpoint() override;
+  const std::string& socket_id() const override { return id_; }
+  const std::string& id() const override { return id_; }
+  net::Worker& worker() override { return worker_; }
+  std::shared_ptr<Session> shared() override { return shared_from_this(); }
+  // The event as send() sends it.
+  void notify(std::string_view event, std::string_view payload) override;
+
+  // Sends on the socket's worker: directly when called there, else through the outbox.
+  void send(FramesPtr frames);
+  // broker::Endpoint: a copy as CONSUME-<key> (delivery.h), a presence change as its event.
+  void deliver(const broker::Delivery& delivery) override;
+  void notify(const broker::Presence& presence) override;
+  // From any thread: `done` runs on the worker once everything sent through this endpoint before the
+  // call has reached the transport (net::Socket::when_sent), or with false when the socket is gone.
+  void when_sent(net::SentReceipt done) override;
+  // Disconnects the socket (the whole connection), from any thread.
+  void close() override;
+
+  // Every realm this socket registered or subscribed in: a disconnect takes it offline in each.
+  std::set<std::string> realms;
+
+  // PRODUCE_CHUNK transfers in progress; dropped with the socket, or by a timer once idle.
+  ChunkAssembler chunks;
+  bool watching_chunks = false;  // that timer is armed
+
+ private:
+  void drain_outbox();
+
+  net::Worker& worker_;
+  std::weak_ptr<net::Socket> socket_;
+  std::string id_;
+  // Frames sent from other threads (the durable queues): one post to the worker takes all of them.
+  // A receipt rides in the same queue, so it is asked for after the frames sent before it.
+  struct Outgoing {
+    FramesPtr frames;
+    net::SentReceipt receipt;
+  };
+  void post_outgoing(Outgoing item);
+  std::mutex outbox_mu_;
+  std::vector<Outgoing> outbox_;
+};
+
+std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket);
+
+}  // namespace siomq::surfaces
