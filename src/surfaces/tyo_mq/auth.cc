@@ -67,7 +67,7 @@ void ask_validator(const std::shared_ptr<Context>& ctx, net::Socket& socket, con
   endpoint->authenticating = true;
   auto weak = socket.weak_from_this();
   net::http_post(endpoint->worker().io(), check.url, std::move(headers), body.dump(), std::chrono::milliseconds(timeout_ms),
-                 [ctx, weak, endpoint, ack_id = msg.ack_id, check, url = check.url](Result<net::HttpResponse> r) {
+                 [ctx, weak, endpoint, ack_id = msg.ack_id, check, url = check.url](Result<net::PostResponse> r) {
                    endpoint->authenticating = false;
                    auto s = weak.lock();
                    if (!s || !s->connected()) return;
