@@ -21,6 +21,7 @@
 
 #include "broker/broker.h"
 #include "store/writer.h"
+#include "wire/clock.h"
 #include "wire/js_json.h"
 #include "wire/log_text.h"
 #include "wire/socketio.h"
@@ -29,11 +30,6 @@ namespace siomq::broker {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-
-int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string queue_id(std::string_view realm, std::string_view key, std::string_view consumer_id) {
   std::string id(realm);

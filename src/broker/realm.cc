@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "wire/clock.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
 
@@ -30,10 +31,6 @@ std::string object(std::initializer_list<std::pair<std::string_view, std::string
   }
   out.push_back('}');
   return out;
-}
-
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::optional<int64_t> integer(std::string_view text) {

@@ -10,6 +10,7 @@
 #include "net/worker_pool.h"
 #include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/requests.h"
+#include "wire/clock.h"
 #include "wire/js_json.h"
 #include "wire/log_text.h"
 

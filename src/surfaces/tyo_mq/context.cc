@@ -7,6 +7,7 @@
 #include "net/engine_session.h"
 #include "net/worker_pool.h"
 #include "surfaces/tyo_mq/requests.h"
+#include "wire/clock.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
 
@@ -131,16 +132,6 @@ std::vector<std::shared_ptr<SocketEndpoint>> SocketRegistry::in_realm(const std:
 size_t SocketRegistry::size() {
   std::lock_guard lock(mu_);
   return sockets_.size();
-}
-
-int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 FramesPtr event_frames(std::string_view event, std::string_view payload, std::vector<std::string> attachments) {

@@ -147,9 +147,6 @@ struct Context {
   int64_t last_ephemeral_sweep_ms = 0, last_idle_sweep_ms = 0;
 };
 
-int64_t unix_ms();
-int64_t steady_ms();
-
 // Frames sendable from any thread: an event, an ack answer.
 FramesPtr event_frames(std::string_view event, std::string_view payload, std::vector<std::string> attachments = {});
 FramesPtr ack_frames(uint64_t ack_id, std::string_view json_array);

@@ -10,6 +10,7 @@
 #include "net/sio_server.h"
 #include "surfaces/tyo_mq/public_settings.h"
 #include "surfaces/tyo_mq/context.h"
+#include "wire/clock.h"
 #include "wire/durations.h"
 #include "wire/js_json.h"
 #include "wire/log_text.h"

@@ -15,6 +15,7 @@
 #include "surfaces/tyo_mq/ping.h"
 #include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/requests.h"
+#include "wire/clock.h"
 #include "wire/engineio.h"
 #include "wire/js_json.h"
 #include "wire/json_spans.h"
