@@ -117,12 +117,12 @@ class Fields {
  public:
   Fields(std::string_view what, std::string_view text, std::span<const std::string_view> names)
       : what_(what) {
-    auto members = json::object_members(text);
+    auto members = json_spans::object_members(text);
     if (!members) {
       fail(std::string("not a JSON object: ") + members.error().message);
       return;
     }
-    auto end = json::value_end(text);
+    auto end = json_spans::value_end(text);
     if (!end || text.find_first_not_of(" \t\r\n", *end) != std::string_view::npos) {
       fail("unexpected text after the object");
       return;
@@ -146,7 +146,7 @@ class Fields {
   std::string string(std::string_view name) {
     auto v = get(name);
     if (!v) return {};
-    auto s = json::unescape(*v);
+    auto s = json_spans::unescape(*v);
     if (!s) fail_field(name, "must be a string");
     return s ? std::move(*s) : std::string();
   }
@@ -182,13 +182,13 @@ class Fields {
     std::vector<std::string> out;
     auto v = get(name);
     if (!v) return out;
-    auto elements = json::array_elements(*v);
+    auto elements = json_spans::array_elements(*v);
     if (!elements) {
       fail_field(name, "must be an array of base64 strings");
       return out;
     }
     for (auto element : *elements) {
-      auto text = json::unescape(element);
+      auto text = json_spans::unescape(element);
       auto bytes = text ? base64::decode(*text) : std::nullopt;
       if (!bytes) {
         fail_field(name, "must be an array of base64 strings");

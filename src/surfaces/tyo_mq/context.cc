@@ -214,7 +214,7 @@ Result<SignedRequest> signed_request(const net::Message& msg) {
   std::string storage;
   auto object = request_object(msg.json, storage);
   if (!object) return make_error("the payload must be an object {body, proof}", 400);
-  auto members = json::object_members(*object);
+  auto members = json_spans::object_members(*object);
   if (!members) return make_error("the payload must be an object {body, proof}", 400);
   SignedRequest out;
   out.body_raw = "{}";
