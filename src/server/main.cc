@@ -118,7 +118,7 @@ int run(Options opt) {
 
   const net::TransportOptions& transport = settings.transport;
   net::InboundBudget::set_limit(transport.max_inbound_bytes);
-  net::EngineServer engine(pool, transport, [&sio](net::EngineSession& s) { return sio.make_client(s); });
+  net::EngineServer engine(pool, transport, [&sio](net::EngineSession& s) { return sio.make_connection(s); });
   net::HttpRoutes routes;
   routes.handlers.emplace_back([&engine](const auto& conn, net::HttpRequest& req) { return engine.handle(conn, req); });
   routes.on_payload_too_large = [&engine](std::string_view target) { engine.payload_too_large(target); };
