@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "client/sio_client.h"
+#include "siomq/client.h"
 #include "tools/bench/histogram.h"
 #include "wire/socketio.h"
 #include "wire/subscription_key.h"
@@ -102,8 +102,8 @@ class Load {
     c->on_close([this](std::string_view reason) {
       if (!stopping_ && error_.empty()) stop_with("a connection closed: " + std::string(reason));
     });
-    c->connect([this, c](Status st) {
-      if (!st) return stop_with("connect: " + st.error().message);
+    c->connect([this, c](std::optional<std::string> failure) {
+      if (failure) return stop_with("connect: " + *failure);
       clients_.push_back(c);
       if (clients_.size() == connect_left_) {
         if (auto done = std::move(connect_done_)) done();
