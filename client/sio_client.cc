@@ -1,15 +1,21 @@
-#include "client/sio_client.h"
+#include "siomq/client.h"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <simdjson.h>
 
 #include <cstring>
 #include <random>
+#include <unordered_map>
 
 #include "wire/base64.h"
 #include "wire/engineio.h"
+#include "wire/result.h"
+#include "wire/socketio.h"
+#include "wire/websocket.h"
 
 namespace siomq::client {
 namespace asio = boost::asio;
@@ -58,14 +64,80 @@ bool parse_url(std::string_view url, ClientOptions& o) {
   return !o.host.empty() && port > 0;
 }
 
+// The client's protocol state. Pending reads, writes and timers hold it (shared_from_this), so it
+// lives until the connection ends whatever happens to the SioClient that made it.
+class SioClient::Connection : public std::enable_shared_from_this<SioClient::Connection> {
+ public:
+  Connection(asio::io_context& io, ClientOptions options);
+
+  void connect(ConnectDone done);
+  void emit(std::string_view event, std::string_view args, Handler on_ack);
+  void on(std::string event, Handler handler);
+  void on_close(std::function<void(std::string_view)> handler) { on_close_ = std::move(handler); }
+  void close();
+
+  const std::string& socket_id() const { return socket_id_; }
+  const std::string& engine_id() const { return engine_id_; }
+  bool connected() const { return joined_ && !closed_; }
+
+ private:
+  void fail(std::string reason);
+  void read();
+  void on_frame_data(size_t n);
+  bool on_ws_message(bool binary, std::string_view payload);
+  void on_eio_text(std::string_view text);
+  void on_sio_packet(sio::Packet&& packet);
+  void send_text(std::string text);
+  void send_frame(ws::Opcode opcode, std::string payload);
+  void flush();
+  void schedule_ping();  // Engine.IO v3: the client sends the heartbeat
+
+  asio::io_context& io_;
+  ClientOptions options_;
+  tcp::socket socket_;
+  asio::steady_timer deadline_;
+  asio::steady_timer ping_timer_;
+  std::chrono::milliseconds ping_interval_{25000};
+  ConnectDone on_connected_;
+  std::function<void(std::string_view)> on_close_;
+  std::unordered_map<std::string, Handler> handlers_;
+  std::unordered_map<uint64_t, Handler> acks_;
+  uint64_t next_ack_ = 0;
+  ws::Reader reader_{false, 100 * 1024 * 1024};
+  sio::Decoder decoder_;
+  std::string handshake_;          // the HTTP response while it is being read
+  std::vector<char> read_buffer_;
+  std::string out_;      // frames waiting to be written
+  std::string writing_;  // frames being written
+  bool upgraded_ = false;
+  bool joined_ = false;
+  bool closing_ = false;  // close() was called: shut down once the queue is written
+  bool closed_ = false;
+  std::string key_;
+  std::string socket_id_;
+  std::string engine_id_;
+};
+
 SioClient::SioClient(asio::io_context& io, ClientOptions options)
+    : connection_(std::make_shared<Connection>(io, std::move(options))) {}
+SioClient::~SioClient() = default;
+void SioClient::connect(ConnectDone done) { connection_->connect(std::move(done)); }
+void SioClient::emit(std::string_view event, std::string_view args, Handler on_ack) {
+  connection_->emit(event, args, std::move(on_ack));
+}
+void SioClient::on(std::string event, Handler handler) { connection_->on(std::move(event), std::move(handler)); }
+void SioClient::on_close(std::function<void(std::string_view)> handler) { connection_->on_close(std::move(handler)); }
+void SioClient::close() { connection_->close(); }
+const std::string& SioClient::socket_id() const { return connection_->socket_id(); }
+const std::string& SioClient::engine_id() const { return connection_->engine_id(); }
+bool SioClient::connected() const { return connection_->connected(); }
+
+SioClient::Connection::Connection(asio::io_context& io, ClientOptions options)
     : io_(io), options_(std::move(options)), socket_(io), deadline_(io), ping_timer_(io), read_buffer_(65536) {
   if (options_.path.empty() || options_.path.back() != '/') options_.path.push_back('/');
 }
 
-SioClient::~SioClient() = default;
-
-void SioClient::connect(std::function<void(Status)> done) {
+void SioClient::Connection::connect(ConnectDone done) {
   on_connected_ = std::move(done);
   deadline_.expires_after(options_.timeout);
   deadline_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
@@ -97,7 +169,7 @@ void SioClient::connect(std::function<void(Status)> done) {
   });
 }
 
-void SioClient::read() {
+void SioClient::Connection::read() {
   socket_.async_read_some(asio::buffer(read_buffer_),
                           [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
                             if (ec) return self->fail(ec == asio::error::eof ? "connection closed" : ec.message());
@@ -106,7 +178,7 @@ void SioClient::read() {
                           });
 }
 
-void SioClient::on_frame_data(size_t n) {
+void SioClient::Connection::on_frame_data(size_t n) {
   char* data = read_buffer_.data();
   if (!upgraded_) {
     handshake_.append(data, n);
@@ -142,7 +214,7 @@ void SioClient::on_frame_data(size_t n) {
   if (!st) fail("websocket: " + st.error().message);
 }
 
-bool SioClient::on_ws_message(bool binary, std::string_view payload) {
+bool SioClient::Connection::on_ws_message(bool binary, std::string_view payload) {
   if (binary && options_.eio == 3) {
     // Engine.IO v3 prefixes a binary message with its packet type (4).
     if (payload.empty() || payload[0] != 4) return !closed_;
@@ -161,7 +233,7 @@ bool SioClient::on_ws_message(bool binary, std::string_view payload) {
   return !closed_;
 }
 
-void SioClient::on_eio_text(std::string_view text) {
+void SioClient::Connection::on_eio_text(std::string_view text) {
   auto packet = eio::decode_text(text);
   if (!packet) return fail("bad Engine.IO packet");
   switch (packet->type) {
@@ -200,7 +272,7 @@ void SioClient::on_eio_text(std::string_view text) {
   }
 }
 
-void SioClient::on_sio_packet(sio::Packet&& p) {
+void SioClient::Connection::on_sio_packet(sio::Packet&& p) {
   switch (p.type) {
     case sio::PacketType::kConnect:
       if (p.nsp != options_.nsp) break;
@@ -209,7 +281,7 @@ void SioClient::on_sio_packet(sio::Packet&& p) {
                                      : string_field(p.data, "sid");
       joined_ = true;
       deadline_.cancel();
-      if (auto done = std::move(on_connected_)) done(Ok{});
+      if (auto done = std::move(on_connected_)) done(std::nullopt);
       break;
     case sio::PacketType::kConnectError: {
       std::string message = string_field(p.data, "message");
@@ -238,7 +310,7 @@ void SioClient::on_sio_packet(sio::Packet&& p) {
   }
 }
 
-void SioClient::emit(std::string_view event, std::string_view args, Handler on_ack) {
+void SioClient::Connection::emit(std::string_view event, std::string_view args, Handler on_ack) {
   std::string data = "[";
   sio::append_json_string(data, event);
   if (!args.empty()) {
@@ -256,7 +328,7 @@ void SioClient::emit(std::string_view event, std::string_view args, Handler on_a
   send_text(std::move(text));
 }
 
-void SioClient::schedule_ping() {
+void SioClient::Connection::schedule_ping() {
   ping_timer_.expires_after(ping_interval_);
   ping_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
     auto self = weak.lock();
@@ -266,11 +338,11 @@ void SioClient::schedule_ping() {
   });
 }
 
-void SioClient::on(std::string event, Handler handler) { handlers_[std::move(event)] = std::move(handler); }
+void SioClient::Connection::on(std::string event, Handler handler) { handlers_[std::move(event)] = std::move(handler); }
 
-void SioClient::send_text(std::string text) { send_frame(ws::Opcode::kText, std::move(text)); }
+void SioClient::Connection::send_text(std::string text) { send_frame(ws::Opcode::kText, std::move(text)); }
 
-void SioClient::send_frame(ws::Opcode opcode, std::string payload) {
+void SioClient::Connection::send_frame(ws::Opcode opcode, std::string payload) {
   if (closed_) return;
   uint8_t mask[4];
   uint32_t m = rng()();
@@ -284,7 +356,7 @@ void SioClient::send_frame(ws::Opcode opcode, std::string payload) {
   if (writing_.empty()) flush();
 }
 
-void SioClient::flush() {
+void SioClient::Connection::flush() {
   if (out_.empty() || closed_) return;
   writing_.swap(out_);
   out_.clear();
@@ -296,7 +368,7 @@ void SioClient::flush() {
   });
 }
 
-void SioClient::close() {
+void SioClient::Connection::close() {
   if (closed_) return;
   if (upgraded_) {
     std::string disconnect = "4";
@@ -309,7 +381,7 @@ void SioClient::close() {
   if (writing_.empty() && out_.empty()) fail("client closed");
 }
 
-void SioClient::fail(std::string reason) {
+void SioClient::Connection::fail(std::string reason) {
   if (closed_) return;
   closed_ = true;
   deadline_.cancel();
@@ -318,7 +390,7 @@ void SioClient::fail(std::string reason) {
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   acks_.clear();
-  if (auto done = std::move(on_connected_)) done(make_error(reason));
+  if (auto done = std::move(on_connected_)) done(reason);
   if (auto handler = std::move(on_close_)) handler(reason);
 }
 

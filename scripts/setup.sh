@@ -7,14 +7,13 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
-  clang-14 libclang-rt-14-dev lld-14
+  clang-14 libclang-rt-14-dev
   libboost1.81-dev
-  libsimdjson-dev rapidjson-dev nlohmann-json3-dev
+  libsimdjson-dev nlohmann-json3-dev
   librocksdb-dev libhiredis-dev redis-server
-  libssl-dev libcpp-jwt-dev
-  libspdlog-dev libfmt-dev libcli11-dev prometheus-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  curl procps
+  libssl-dev
+  libspdlog-dev libfmt-dev libcli11-dev
+  libgtest-dev
 )
 # Node.js may come from elsewhere (its npm bundled); Debian's npm is only wanted where there is none.
 command -v node >/dev/null || packages+=(nodejs)

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "client/sio_client.h"
+#include "siomq/client.h"
 #include "tools/bench/load.h"
 
 namespace {
@@ -44,8 +44,8 @@ int ping(const std::string& url, int count, const std::string& payload, int eio)
       status = 1;
     }
   });
-  c->connect([&](Status st) {
-    if (!st) return;  // reported by on_close
+  c->connect([&](std::optional<std::string> failure) {
+    if (failure) return;  // reported by on_close
     std::printf("connected: socket %s, session %s\n", c->socket_id().c_str(), c->engine_id().c_str());
     next();
   });

@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,7 +55,7 @@ struct RealmConfig {
   std::optional<bool> allow_anonymous;
   std::optional<bool> allow_anonymous_consumers;  // a realm that requires auth admits token-less consumers
   std::string e2ee;  // "", "optional" or "required"
-  bool ephemeral = false;
+  bool ephemeral = false;  // `ephemeral` or `temporary`
   std::optional<int64_t> expires_at_ms;
   std::string auth_url, auth_secret;
 };
@@ -74,20 +75,23 @@ struct AuthConfig {
   int64_t validator_timeout_ms = 5000;  // an external validator's answer is awaited this long
 
   const RealmConfig* realm(std::string_view name) const;
-  // §6.1's predicates; all false while auth is off.
+  // §6.1's predicates; false while auth is off.
   bool auth_required(std::string_view realm) const;
   bool key_required(std::string_view realm) const;
   bool acceptance_required(std::string_view realm) const;
-  // §6.6: ANONYMOUS names.
+  // §6.6: whether ANONYMOUS may name `realm`: the realm's allow_anonymous, else only "default". Read
+  // whether auth is on or off.
   bool anonymous_allowed(std::string_view realm) const;
   // Whether a socket without a token may consume in `realm` (the pre-shared key, where one is required,
   // is checked besides). An unconfigured realm keeps the reference's rule (yes); a configured realm that
-  // requires auth says no unless it sets allow_anonymous_consumers.
+  // requires auth says no unless it sets allow_anonymous_consumers. True while auth is off.
   bool anonymous_consumers_allowed(std::string_view realm) const;
+  // Whether a static token grants role admin in realm "*" (else the server may make one at start-up).
   bool has_admin_token() const;
 };
 
-// Reads the block; throws std::runtime_error naming the key on a wrong type. A missing block is "off".
+// Reads the block (snake_case keys or their camelCase aliases); throws std::runtime_error naming the key
+// on a wrong type. A null block (none in the file) is "off".
 AuthConfig parse_auth(const nlohmann::json& block);
 
 // roleAllows(role, list): admin, manager and both pass every gate; otherwise the role must be listed.

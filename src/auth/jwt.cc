@@ -44,7 +44,7 @@ std::optional<Parts> split(std::string_view token) {
 }
 
 // The value of `name` in a JSON object (the last duplicate), or empty.
-std::string_view member(const std::vector<json::Member>& members, std::string_view name) {
+std::string_view member(const std::vector<json_spans::Member>& members, std::string_view name) {
   std::string_view out;
   for (const auto& m : members) {
     if (m.key == name) out = m.value;
@@ -64,11 +64,11 @@ std::optional<std::string> jwt_realm_hint(std::string_view token) {
   if (!parts) return std::nullopt;
   auto payload = from_base64url(parts->payload);
   if (!payload || !js::validate(*payload)) return std::nullopt;  // unsigned text: read only when it is JSON
-  auto members = json::object_members(*payload);
+  auto members = json_spans::object_members(*payload);
   if (!members) return std::nullopt;
   std::string_view realm = member(*members, "realm");
   if (realm.empty() || realm.front() != '"') return std::nullopt;
-  auto text = json::unescape(realm);
+  auto text = json_spans::unescape(realm);
   if (!text || text->empty()) return std::nullopt;
   return *text;
 }
@@ -77,7 +77,7 @@ Result<JwtGrant> verify_jwt(std::string_view token, std::string_view secret, int
   auto parts = split(token);
   if (!parts) return refused("not three dot-separated parts");
   auto header = from_base64url(parts->header);
-  auto header_members = header ? json::object_members(*header) : Result<std::vector<json::Member>>(make_error(""));
+  auto header_members = header ? json_spans::object_members(*header) : Result<std::vector<json_spans::Member>>(make_error(""));
   if (!header_members) return refused("the header is not base64url JSON");
   if (member(*header_members, "alg") != "\"HS256\"") return refused("alg must be HS256");
   // The unpadded base64url text is compared, as the reference does: a padded signature fails.
@@ -88,7 +88,7 @@ Result<JwtGrant> verify_jwt(std::string_view token, std::string_view secret, int
     return refused("bad signature");
   auto payload = from_base64url(parts->payload);
   if (payload && !js::validate(*payload)) return refused("the payload is not base64url JSON");
-  auto members = payload ? json::object_members(*payload) : Result<std::vector<json::Member>>(make_error(""));
+  auto members = payload ? json_spans::object_members(*payload) : Result<std::vector<json_spans::Member>>(make_error(""));
   if (!members) return refused("the payload is not base64url JSON");
   std::string_view exp = member(*members, "exp"), nbf = member(*members, "nbf");
   if (!exp.empty() && exp != "null") {
@@ -102,7 +102,7 @@ Result<JwtGrant> verify_jwt(std::string_view token, std::string_view secret, int
   JwtGrant grant;
   for (auto [name, out] : {std::pair{"realm", &grant.realm}, std::pair{"role", &grant.role}}) {
     std::string_view v = member(*members, name);
-    auto text = !v.empty() && v.front() == '"' ? json::unescape(v) : Result<std::string>(make_error(""));
+    auto text = !v.empty() && v.front() == '"' ? json_spans::unescape(v) : Result<std::string>(make_error(""));
     if (!text || text->empty()) return refused(std::string("the '") + name + "' claim is missing");
     *out = std::move(*text);
   }

@@ -80,7 +80,7 @@ Result<std::string> sign_proof(std::string_view action, double timestamp_ms, std
 
 Result<Proof> read_proof(std::string_view proof_json, int64_t now_ms, NonceCache& nonces) {
   if (proof_json.empty() || proof_json.front() != '{' || proof_json.size() > 4096) return missing();
-  auto members = json::object_members(proof_json);
+  auto members = json_spans::object_members(proof_json);
   if (!members) return missing();
   std::string_view timestamp, nonce_raw, signature_raw;
   for (const auto& m : *members) {  // the last duplicate wins, as in JSON.parse
@@ -88,17 +88,17 @@ Result<Proof> read_proof(std::string_view proof_json, int64_t now_ms, NonceCache
     else if (m.key == "nonce") nonce_raw = m.value;
     else if (m.key == "signature") signature_raw = m.value;
   }
-  if (!json::truthy(timestamp) || !json::truthy(nonce_raw) || !json::truthy(signature_raw)) return missing();
+  if (!json_spans::truthy(timestamp) || !json_spans::truthy(nonce_raw) || !json_spans::truthy(signature_raw)) return missing();
   Proof p;
   auto ts = durations::js_number(timestamp);
   if (!ts || std::fabs(static_cast<double>(now_ms) - *ts) > kProofWindowMs) return invalid();
   p.timestamp_ms = *ts;
   // String(nonce): a string as it is, a number as JavaScript writes it; nothing else signs.
-  if (nonce_raw.front() == '"') p.nonce = json::unescape(nonce_raw).value_or("");
+  if (nonce_raw.front() == '"') p.nonce = json_spans::unescape(nonce_raw).value_or("");
   else if (auto n = durations::js_number(nonce_raw)) p.nonce = js::number(*n);
   else return invalid();
   if (signature_raw.front() != '"') return invalid();
-  auto signature = unhex(json::unescape(signature_raw).value_or(""));
+  auto signature = unhex(json_spans::unescape(signature_raw).value_or(""));
   if (!signature || signature->size() != 32) return invalid();
   p.signature = std::move(*signature);
   if (nonces.used(p.nonce, now_ms)) return make_error("Manager proof nonce was already used", 401);

@@ -9,11 +9,6 @@
 
 namespace siomq::broker {
 
-int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 DurableQueues::DurableQueues(Broker& broker, store::Writer& writer, QueueOptions options)
     : state_(std::make_unique<State>(broker, writer, options)) {}
 

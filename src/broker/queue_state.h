@@ -45,13 +45,11 @@
 
 #include "broker/durable_queues.h"
 #include "store/store.h"
+#include "wire/clock.h"
 
 namespace siomq::broker {
 
 using SteadyClock = std::chrono::steady_clock;
-
-// Wall-clock milliseconds (defined in durable_queues.cc).
-int64_t unix_ms();
 
 // A queue's identity, (realm, key, consumer_id), as one map key: the same joining as a stored
 // subscription's id, whose third part is the consumer name instead.

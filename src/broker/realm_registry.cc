@@ -6,50 +6,9 @@
 #include <unordered_set>
 #include <utility>
 
+#include "wire/clock.h"
+
 namespace siomq::broker {
-namespace {
-
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// ASCII only, as std::tolower in the "C" locale the server runs in; without its per-character call.
-void append_lower(std::string& out, std::string_view s) {
-  size_t at = out.size();
-  out.append(s);
-  for (size_t i = at; i < out.size(); ++i) {
-    char c = out[i];
-    if (c >= 'A' && c <= 'Z') out[i] = static_cast<char>(c + ('a' - 'A'));
-  }
-}
-
-void assign_key(std::string& out, std::string_view producer, std::string_view event) {
-  out.clear();
-  // A "scope all" subscription (event TM-ALL) is keyed where the router looks for it (§0 row 3).
-  if (event == "TM-ALL") {
-    append_lower(out, producer);
-    out.append(kAllEventsSuffix);
-    return;
-  }
-  append_lower(out, producer);
-  out.push_back('-');
-  append_lower(out, event);
-}
-}  // namespace
-
-std::string lower(std::string_view s) {
-  std::string out;
-  append_lower(out, s);
-  return out;
-}
-
-std::string subscription_key(std::string_view producer, std::string_view event) {
-  std::string key;
-  key.reserve(producer.size() + event.size() + 1);
-  assign_key(key, producer, event);
-  return key;
-}
-
 RealmRegistry::RealmRegistry() = default;
 
 RealmRegistry::Subscription* RealmRegistry::KeySubscriptions::find(const std::string& consumer) {
@@ -263,12 +222,12 @@ std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view
   // The three keys a message is routed by, built in this thread's buffers (no allocation per message).
   thread_local std::string keys[3];
   thread_local std::vector<Candidate> candidates;
-  assign_key(keys[0], from, event);
+  tyo_mq::assign_subscription_key(keys[0], from, event);
   keys[1].clear();
-  append_lower(keys[1], from);
+  tyo_mq::append_lower(keys[1], from);
   keys[1].append(kAllEventsSuffix);
   keys[2].assign("tyo-mq-all-");
-  append_lower(keys[2], event);
+  tyo_mq::append_lower(keys[2], event);
   candidates.clear();
   for (int k = 0; k < 3; ++k) {
     if ((k == 1 && keys[1] == keys[0]) || (k == 2 && (keys[2] == keys[0] || keys[2] == keys[1]))) continue;

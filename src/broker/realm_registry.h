@@ -17,14 +17,15 @@
 
 #include "broker/endpoint.h"
 #include "broker/subject_index.h"
+#include "wire/subscription_key.h"
 
 namespace siomq::broker {
 
-// The subscription keys of protocol §4.1.
-std::string lower(std::string_view s);
-std::string subscription_key(std::string_view producer, std::string_view event);
-inline constexpr std::string_view kAnyProducer = "TYO-MQ-ALL";
-inline constexpr std::string_view kAllEventsSuffix = "-TM-ALL";
+// The subscription keys of protocol §4.1 (wire/subscription_key.h).
+using tyo_mq::kAllEventsSuffix;
+using tyo_mq::kAnyProducer;
+using tyo_mq::lower;
+using tyo_mq::subscription_key;
 
 // How a subscription's stored copies are delivered (§5.2): ACK mode, its deadline and the retries.
 struct DeliveryPolicy {

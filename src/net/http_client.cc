@@ -81,7 +81,7 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 template <class Stream>
 class Call : public std::enable_shared_from_this<Call<Stream>> {
  public:
-  Call(asio::io_context& io, std::function<void(Result<HttpResponse>)> done)
+  Call(asio::io_context& io, std::function<void(Result<PostResponse>)> done)
       : resolver_(io), stream_(make_stream(io)), timer_(io), done_(std::move(done)) {
     parser_.body_limit(kMaxResponseBody);
   }
@@ -140,13 +140,13 @@ class Call : public std::enable_shared_from_this<Call<Stream>> {
       http::async_read(self->stream_, self->buffer_, self->parser_, [self](const boost::system::error_code& ec, size_t) {
         if (ec) return self->finish(make_error("bad response: " + ec.message(), 502));
         auto& res = self->parser_.get();
-        self->finish(HttpResponse{static_cast<int>(res.result_int()), std::move(res.body())});
+        self->finish(PostResponse{static_cast<int>(res.result_int()), std::move(res.body())});
       });
     });
   }
 
   // Runs `done_` once; whatever is still pending is cancelled and completes into nothing.
-  void finish(Result<HttpResponse> result) {
+  void finish(Result<PostResponse> result) {
     if (!done_) return;
     auto done = std::move(done_);
     done_ = nullptr;
@@ -163,13 +163,13 @@ class Call : public std::enable_shared_from_this<Call<Stream>> {
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
   http::response_parser<http::string_body> parser_;
-  std::function<void(Result<HttpResponse>)> done_;
+  std::function<void(Result<PostResponse>)> done_;
 };
 
 }  // namespace
 
 void http_post(asio::io_context& io, const std::string& url, std::vector<std::pair<std::string, std::string>> headers,
-               std::string body, std::chrono::milliseconds timeout, std::function<void(Result<HttpResponse>)> done) {
+               std::string body, std::chrono::milliseconds timeout, std::function<void(Result<PostResponse>)> done) {
   auto target = parse_url(url);
   if (!target) {
     asio::post(io, [done = std::move(done), e = target.error()] { done(e); });

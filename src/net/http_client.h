@@ -18,7 +18,8 @@ class io_context;
 
 namespace siomq::net {
 
-struct HttpResponse {
+// What an http_post got back (the server's own responses are net::HttpResponse, in http_connection.h).
+struct PostResponse {
   int status = 0;
   std::string body;
 };
@@ -27,6 +28,6 @@ struct HttpResponse {
 // the host does not resolve, the connection or the TLS handshake fails, the deadline passes, the
 // response is over 64 KiB).
 void http_post(boost::asio::io_context& io, const std::string& url, std::vector<std::pair<std::string, std::string>> headers,
-               std::string body, std::chrono::milliseconds timeout, std::function<void(Result<HttpResponse>)> done);
+               std::string body, std::chrono::milliseconds timeout, std::function<void(Result<PostResponse>)> done);
 
 }  // namespace siomq::net

@@ -44,8 +44,8 @@ const Namespace* SioServer::find_namespace(std::string_view name) const {
   return it == namespaces_.end() ? nullptr : &it->second;
 }
 
-std::unique_ptr<SessionHandler> SioServer::make_client(EngineSession& session) {
-  return std::make_unique<SioClient>(*this, session);
+std::unique_ptr<SessionHandler> SioServer::make_connection(EngineSession& session) {
+  return std::make_unique<SioConnection>(*this, session);
 }
 
 void SioServer::room_join(Socket& socket, const std::string& room) {
@@ -79,23 +79,23 @@ void SioServer::emit_to_room(const std::string& nsp, const std::string& room, st
   }
 }
 
-SioClient::SioClient(SioServer& server, EngineSession& session)
+SioConnection::SioConnection(SioServer& server, EngineSession& session)
     : server_(server), session_(session), decoder_(session.options().max_payload) {}
 
-SioClient::~SioClient() = default;
+SioConnection::~SioConnection() = default;
 
-void SioClient::send(OutFrame frame) { session_.send(std::move(frame)); }
+void SioConnection::send(OutFrame frame) { session_.send(std::move(frame)); }
 
-void SioClient::on_open() {
+void SioConnection::on_open() {
   // Socket.IO v2 clients (Engine.IO 3) are connected to the main namespace without asking.
   if (session_.protocol() == 3) connect("/", {});
 }
 
-bool SioClient::on_text(std::string_view text) { return decoded(decoder_.feed_text(text)); }
+bool SioConnection::on_text(std::string_view text) { return decoded(decoder_.feed_text(text)); }
 
-bool SioClient::on_binary(std::string bytes) { return decoded(decoder_.feed_binary(std::move(bytes))); }
+bool SioConnection::on_binary(std::string bytes) { return decoded(decoder_.feed_binary(std::move(bytes))); }
 
-bool SioClient::decoded(Result<std::optional<sio::Packet>> r) {
+bool SioConnection::decoded(Result<std::optional<sio::Packet>> r) {
   if (!r) {
     spdlog::info("session {} ({}): bad Socket.IO packet: {}", session_.sid(), session_.remote_address(),
                  r.error().message);
@@ -111,14 +111,14 @@ bool SioClient::decoded(Result<std::optional<sio::Packet>> r) {
   return handle(std::move(**r));
 }
 
-Socket* SioClient::find(std::string_view nsp) {
+Socket* SioConnection::find(std::string_view nsp) {
   for (auto& s : sockets_) {
     if (s->nsp() == nsp) return s.get();
   }
   return nullptr;
 }
 
-void SioClient::connect(const std::string& nsp, std::string_view auth) {
+void SioConnection::connect(const std::string& nsp, std::string_view auth) {
   const bool v3 = session_.protocol() == 3;
   auto refuse = [&](std::string_view message) {
     std::string text = "4";
@@ -162,7 +162,7 @@ void SioClient::connect(const std::string& nsp, std::string_view auth) {
   send(text_frame(std::move(text)));
 }
 
-bool SioClient::handle(sio::Packet&& packet) {
+bool SioConnection::handle(sio::Packet&& packet) {
   using sio::PacketType;
   if (packet.type == PacketType::kConnect) {
     if (session_.protocol() == 3) {
@@ -209,7 +209,7 @@ bool SioClient::handle(sio::Packet&& packet) {
   }
 }
 
-void SioClient::remove(Socket& socket, std::string_view reason) {
+void SioConnection::remove(Socket& socket, std::string_view reason) {
   for (auto it = sockets_.begin(); it != sockets_.end(); ++it) {
     if (it->get() != &socket) continue;
     std::shared_ptr<Socket> owned = std::move(*it);
@@ -226,7 +226,7 @@ void SioClient::remove(Socket& socket, std::string_view reason) {
   }
 }
 
-void SioClient::on_close(std::string_view reason) {
+void SioConnection::on_close(std::string_view reason) {
   while (!sockets_.empty()) remove(*sockets_.back(), reason);
 }
 

@@ -1,5 +1,6 @@
-// The Socket.IO server core: the namespace registry, the per-connection client that routes packets to
-// namespaces, and rooms. Surfaces register namespaces before the server starts.
+// The Socket.IO server core: the namespace registry, the per-connection state that routes packets to
+// namespaces (SioConnection; socket.io's server calls it a "client", a name our client library has), and
+// rooms. Surfaces register namespaces before the server starts.
 #pragma once
 
 #include <functional>
@@ -38,8 +39,8 @@ class SioServer {
   void add_namespace(Namespace ns);
   const Namespace* find_namespace(std::string_view name) const;
 
-  // The factory for EngineServer: one client per Engine.IO session.
-  std::unique_ptr<SessionHandler> make_client(EngineSession& session);
+  // The factory for EngineServer: one SioConnection per Engine.IO session.
+  std::unique_ptr<SessionHandler> make_connection(EngineSession& session);
 
   // Sends an event to every socket of `nsp` in `room`, on every worker; callable from any thread.
   void emit_to_room(const std::string& nsp, const std::string& room, std::string_view json_array,
@@ -61,10 +62,10 @@ class SioServer {
 };
 
 // The Socket.IO state of one Engine.IO session.
-class SioClient : public SessionHandler {
+class SioConnection : public SessionHandler {
  public:
-  SioClient(SioServer& server, EngineSession& session);
-  ~SioClient() override;
+  SioConnection(SioServer& server, EngineSession& session);
+  ~SioConnection() override;
 
   void on_open() override;
   bool on_text(std::string_view text) override;

@@ -43,13 +43,13 @@ std::vector<OutFrame> encode_emit(std::string_view nsp, std::string_view event, 
   return frames;
 }
 
-Socket::Socket(SioClient& client, std::string nsp, std::string id)
-    : client_(client), nsp_(std::move(nsp)), id_(std::move(id)) {}
+Socket::Socket(SioConnection& connection, std::string nsp, std::string id)
+    : connection_(connection), nsp_(std::move(nsp)), id_(std::move(id)) {}
 
-EngineSession& Socket::session() { return client_.session(); }
-int Socket::protocol() const { return client_.session().protocol(); }
-const std::string& Socket::remote_address() const { return client_.session().remote_address(); }
-const std::string& Socket::forwarded_for() const { return client_.session().forwarded_for(); }
+EngineSession& Socket::session() { return connection_.session(); }
+int Socket::protocol() const { return connection_.session().protocol(); }
+const std::string& Socket::remote_address() const { return connection_.session().remote_address(); }
+const std::string& Socket::forwarded_for() const { return connection_.session().forwarded_for(); }
 
 void Socket::emit(std::string_view event, std::string_view args, std::vector<std::string> attachments) {
   if (!connected_) return;
@@ -64,7 +64,7 @@ void Socket::ack(uint64_t id, std::string_view json_array, std::vector<std::stri
 
 void Socket::send_frames(std::span<const OutFrame> frames) {
   if (!connected_) return;
-  for (const auto& f : frames) client_.send(f);
+  for (const auto& f : frames) connection_.send(f);
 }
 
 void Socket::when_sent(SentReceipt done) {
@@ -74,21 +74,21 @@ void Socket::when_sent(SentReceipt done) {
 
 void Socket::join(const std::string& room) {
   if (!connected_ || !rooms_.insert(room).second) return;
-  client_.server().room_join(*this, room);
+  connection_.server().room_join(*this, room);
 }
 
 void Socket::leave(const std::string& room) {
   if (rooms_.erase(room) == 0) return;
-  client_.server().room_leave(*this, room);
+  connection_.server().room_leave(*this, room);
 }
 
 void Socket::disconnect(bool close_connection) {
   if (!connected_) return;
   std::string text = "4";
   sio::append_text(text, sio::PacketType::kDisconnect, nsp_, std::nullopt, {});
-  client_.send(text_frame(std::move(text)));
-  EngineSession& session = client_.session();
-  client_.remove(*this, "server namespace disconnect");  // destroys *this
+  connection_.send(text_frame(std::move(text)));
+  EngineSession& session = connection_.session();
+  connection_.remove(*this, "server namespace disconnect");  // destroys *this
   if (close_connection) session.close("server namespace disconnect", true);
 }
 

@@ -15,7 +15,7 @@
 namespace siomq::net {
 
 class EngineSession;
-class SioClient;
+class SioConnection;
 class SioServer;
 
 // An event as a handler sees it. `json` is the packet's whole data array, event name first, as the
@@ -29,7 +29,7 @@ struct Message {
 
 class Socket : public std::enable_shared_from_this<Socket> {
  public:
-  Socket(SioClient& client, std::string nsp, std::string id);
+  Socket(SioConnection& connection, std::string nsp, std::string id);
 
   const std::string& id() const { return id_; }
   const std::string& nsp() const { return nsp_; }
@@ -65,8 +65,8 @@ class Socket : public std::enable_shared_from_this<Socket> {
   void disconnect(bool close_connection = false);
 
  private:
-  friend class SioClient;
-  SioClient& client_;
+  friend class SioConnection;
+  SioConnection& connection_;
   std::string nsp_;
   std::string id_;
   std::unordered_set<std::string> rooms_;

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "surfaces/tyo_mq/requests.h"
+#include "wire/durations.h"
 
 namespace siomq::server {
 namespace {
@@ -53,10 +53,10 @@ size_t read_size(const json& block, const char* key, size_t fallback) {
 
 // A TTL in seconds or a duration string (§5.5, §0 row 7); a negative number means "never".
 std::optional<int64_t> read_ttl(const json& v, const std::string& where) {
-  auto ttl = surfaces::parse_ttl(v.dump());
-  if (!(v.is_number() || v.is_string()) || (v.is_string() && ttl.kind == surfaces::Ttl::Kind::never))
+  auto ttl = durations::parse_ttl(v.dump());
+  if (!(v.is_number() || v.is_string()) || (v.is_string() && ttl.kind == durations::Ttl::Kind::never))
     throw std::runtime_error(where + " must be a number of seconds or a duration such as \"12h\"");
-  if (ttl.kind == surfaces::Ttl::Kind::ms) return ttl.ms;
+  if (ttl.kind == durations::Ttl::Kind::ms) return ttl.ms;
   return std::nullopt;
 }
 

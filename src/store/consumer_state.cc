@@ -30,7 +30,7 @@ void append_pending(std::string& out, const std::vector<PendingDelivery>& pendin
 
 // One [stream_seq, deliveries, last_delivered_ms] triple.
 std::optional<PendingDelivery> parse_pending(std::string_view text) {
-  auto numbers = json::array_elements(text);
+  auto numbers = json_spans::array_elements(text);
   if (!numbers || numbers->size() != 3) return std::nullopt;
   auto seq = parse_integer((*numbers)[0]);
   auto deliveries = parse_integer((*numbers)[1]);
@@ -43,7 +43,7 @@ std::vector<PendingDelivery> read_pending(Fields& f) {
   std::vector<PendingDelivery> out;
   auto text = f.raw("pending");
   if (!text) return out;
-  auto items = json::array_elements(*text);
+  auto items = json_spans::array_elements(*text);
   if (!items) {
     f.fail_field("pending", "must be an array of [stream_seq, deliveries, last_delivered_ms]");
     return out;

@@ -70,12 +70,12 @@ std::optional<uint64_t> parse_integer(std::string_view text) {
 
 Fields::Fields(std::string_view what, std::string_view text, std::span<const std::string_view> names)
     : what_(what) {
-  auto members = json::object_members(text);
+  auto members = json_spans::object_members(text);
   if (!members) {
     fail(std::string("not a JSON object: ") + members.error().message);
     return;
   }
-  auto end = json::value_end(text);
+  auto end = json_spans::value_end(text);
   if (!end || text.find_first_not_of(" \t\r\n", *end) != std::string_view::npos) {
     fail("unexpected text after the object");
     return;
@@ -99,7 +99,7 @@ Fields::Fields(std::string_view what, std::string_view text, std::span<const std
 std::string Fields::string(std::string_view name) {
   auto v = get(name);
   if (!v) return {};
-  auto s = json::unescape(*v);
+  auto s = json_spans::unescape(*v);
   if (!s) fail_field(name, "must be a string");
   return s ? std::move(*s) : std::string();
 }
@@ -107,7 +107,7 @@ std::string Fields::string(std::string_view name) {
 std::optional<std::string> Fields::optional_string(std::string_view name) {
   auto v = get(name);
   if (!v || *v == "null") return std::nullopt;
-  auto s = json::unescape(*v);
+  auto s = json_spans::unescape(*v);
   if (!s) fail_field(name, "must be null or a string");
   return s ? std::optional<std::string>(std::move(*s)) : std::nullopt;
 }
@@ -154,7 +154,7 @@ std::string Fields::json_value(std::string_view name) {
 std::string Fields::base64_string(std::string_view name) {
   auto v = get(name);
   if (!v) return {};
-  auto text = json::unescape(*v);
+  auto text = json_spans::unescape(*v);
   auto bytes = text ? base64::decode(*text) : std::nullopt;
   if (!bytes) fail_field(name, "must be a base64 string");
   return bytes ? std::move(*bytes) : std::string();
@@ -164,13 +164,13 @@ std::vector<std::string> Fields::base64_strings(std::string_view name) {
   std::vector<std::string> out;
   auto v = get(name);
   if (!v) return out;
-  auto elements = json::array_elements(*v);
+  auto elements = json_spans::array_elements(*v);
   if (!elements) {
     fail_field(name, "must be an array of base64 strings");
     return out;
   }
   for (auto element : *elements) {
-    auto text = json::unescape(element);
+    auto text = json_spans::unescape(element);
     auto bytes = text ? base64::decode(*text) : std::nullopt;
     if (!bytes) {
       fail_field(name, "must be an array of base64 strings");

@@ -20,7 +20,7 @@ std::optional<double> number(std::string_view v) {
 
 std::optional<double> js_number(std::string_view raw) {
   if (raw.empty() || raw.front() != '"') return number(raw);
-  auto text = json::unescape(raw);
+  auto text = json_spans::unescape(raw);
   if (!text) return std::nullopt;
   size_t b = text->find_first_not_of(" \t\r\n"), e = text->find_last_not_of(" \t\r\n");
   if (b == std::string::npos) return std::nullopt;
@@ -66,7 +66,7 @@ std::optional<int64_t> parse_duration_ms(std::string_view raw) {
   std::optional<int64_t> ms;
   if (raw.empty()) return std::nullopt;
   if (raw.front() == '"') {
-    auto text = json::unescape(raw);
+    auto text = json_spans::unescape(raw);
     if (text) ms = duration_text_ms(*text);
   } else if (auto n = number(raw)) {
     ms = to_ms(*n, 1000);
@@ -78,7 +78,7 @@ std::optional<int64_t> parse_duration_ms(std::string_view raw) {
 Ttl parse_ttl(std::string_view raw) {
   if (raw.empty() || raw == "null") return {};
   if (raw.front() == '"') {
-    auto text = json::unescape(raw);
+    auto text = json_spans::unescape(raw);
     auto ms = text ? duration_text_ms(*text) : std::nullopt;
     if (!ms) return {Ttl::Kind::never, 0};
     return {Ttl::Kind::ms, *ms};

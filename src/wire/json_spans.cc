@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace siomq::json {
+namespace siomq::json_spans {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -190,4 +190,4 @@ bool truthy(std::string_view v) {
            v.find_first_not_of("-0.eE+") == std::string_view::npos);
 }
 
-}  // namespace siomq::json
+}  // namespace siomq::json_spans

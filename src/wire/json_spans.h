@@ -9,7 +9,7 @@
 
 #include "wire/result.h"
 
-namespace siomq::json {
+namespace siomq::json_spans {
 
 // One member of an object: the key unescaped, the value as the raw text it was sent as.
 struct Member {
@@ -28,4 +28,4 @@ Result<std::string> unescape(std::string_view literal);
 // JavaScript truthiness of a raw JSON value; an empty view (an absent field) is falsy.
 bool truthy(std::string_view value);
 
-}  // namespace siomq::json
+}  // namespace siomq::json_spans

@@ -53,7 +53,7 @@ void check_packet(const Packet& p) {
   // Raw spans of valid JSON: the elements (and an object's members) found by json_spans are the values
   // the parser sees, and the event name unescapes to what the parser read.
   if (p.type == PacketType::kEvent || p.type == PacketType::kBinaryEvent || p.type == PacketType::kAck) {
-    auto elements = siomq::json::array_elements(p.data);
+    auto elements = siomq::json_spans::array_elements(p.data);
     check(elements.ok());
     std::string rebuilt = "[";
     for (size_t i = 0; i < elements->size(); ++i) {
@@ -61,11 +61,11 @@ void check_packet(const Packet& p) {
       auto one = siomq::js::normalize((*elements)[i]);
       check(one.ok());
       rebuilt += *one;
-      if ((*elements)[i].front() == '{') check(siomq::json::object_members((*elements)[i]).ok());
+      if ((*elements)[i].front() == '{') check(siomq::json_spans::object_members((*elements)[i]).ok());
     }
     rebuilt += "]";
     check(rebuilt == *siomq::js::normalize(p.data));
-    if (p.type != PacketType::kAck) check(*siomq::json::unescape(elements->front()) == p.event);
+    if (p.type != PacketType::kAck) check(*siomq::json_spans::unescape(elements->front()) == p.event);
   }
 }
 

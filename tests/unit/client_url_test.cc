@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "client/sio_client.h"
+#include "siomq/client.h"
 
 namespace siomq::client {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace siomq::json {
+namespace siomq::json_spans {
 namespace {
 
 TEST(JsonSpans, ObjectMembersKeepTheRawValueText) {
@@ -79,4 +79,4 @@ TEST(Unescape, AsJsonParseDoes) {
 }
 
 }  // namespace
-}  // namespace siomq::json
+}  // namespace siomq::json_spans

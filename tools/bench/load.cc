@@ -5,7 +5,6 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -17,9 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "client/sio_client.h"
+#include "siomq/client.h"
 #include "tools/bench/histogram.h"
 #include "wire/socketio.h"
+#include "wire/subscription_key.h"
 
 namespace siomq::bench {
 namespace {
@@ -34,11 +34,6 @@ constexpr std::chrono::milliseconds kSetupWait{2000};
 
 int64_t since(Clock::time_point t0, Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t - t0).count();
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string quoted(std::string_view s) {
@@ -107,8 +102,8 @@ class Load {
     c->on_close([this](std::string_view reason) {
       if (!stopping_ && error_.empty()) stop_with("a connection closed: " + std::string(reason));
     });
-    c->connect([this, c](Status st) {
-      if (!st) return stop_with("connect: " + st.error().message);
+    c->connect([this, c](std::optional<std::string> failure) {
+      if (failure) return stop_with("connect: " + *failure);
       clients_.push_back(c);
       if (clients_.size() == connect_left_) {
         if (auto done = std::move(connect_done_)) done();
@@ -189,9 +184,9 @@ class Load {
       if (o_.scenario == "durable") ack(c, in);
       delivered(in);
     };
-    // tyo-mq's key is lower(producer-event); tyo-mq@0.2.14 delivers on CONSUME-<event> instead. A server
+    // tyo-mq delivers on CONSUME-<subscription key>; tyo-mq@0.2.14 on CONSUME-<event> instead. A server
     // uses one of them; a handler per event name, so a consumer of several producers counts once.
-    c.on("CONSUME-" + lower(producer + "-" + event), handler);
+    c.on("CONSUME-" + tyo_mq::subscription_key(producer, event), handler);
     if (o_.scenario != "topics") c.on("CONSUME-" + event, handler);
   }
 

@@ -68,7 +68,7 @@ void ask_validator(Context& ctx, Session& session, Reply& reply, const auth::Ext
   session.authenticating = true;
   net::http_post(session.worker().io(), check.url, std::move(headers), body.dump(), std::chrono::milliseconds(timeout_ms),
                  [ctx = ctx.shared_from_this(), client = session.shared(), later = reply.keep(), check,
-                  url = check.url](Result<net::HttpResponse> r) {
+                  url = check.url](Result<net::PostResponse> r) {
                    client->authenticating = false;
                    if (!later->open()) return;
                    if (!r) {

@@ -23,6 +23,7 @@
 #include "surfaces/gate.h"
 #include "surfaces/session_registry.h"
 #include "surfaces/tyo_mq/surface.h"
+#include "wire/clock.h"
 
 namespace siomq::broker {
 class DurableQueues;
@@ -56,9 +57,5 @@ struct Context : std::enable_shared_from_this<Context> {
   // housekeeping()'s clocks (steady ms), touched by its one caller only.
   int64_t last_ephemeral_sweep_ms = 0, last_idle_sweep_ms = 0;
 };
-
-// The surface's clocks, in milliseconds: wall time (expiry dates, proofs) and steady time (rates, sweeps).
-int64_t unix_ms();
-int64_t steady_ms();
 
 }  // namespace siomq::surfaces

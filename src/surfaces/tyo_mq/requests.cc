@@ -16,14 +16,14 @@ namespace siomq::surfaces {
 namespace {
 
 using durations::number;
-using json::truthy;
+using json_spans::truthy;
 
 Error malformed(std::string message) { return make_error(std::move(message), kMalformedRequest); }
 
 // The members of a request object, looked up as JavaScript reads `obj.name` (the last duplicate wins).
 class Fields {
  public:
-  explicit Fields(std::vector<json::Member> members) : members_(std::move(members)) {}
+  explicit Fields(std::vector<json_spans::Member> members) : members_(std::move(members)) {}
 
   std::string_view raw(std::string_view name) const {
     for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
@@ -38,17 +38,17 @@ class Fields {
     std::string_view v = raw(name);
     if (!truthy(v)) return std::optional<std::string>{};
     if (v.front() != '"') return malformed(std::string(request) + " field '" + std::string(name) + "' must be a string");
-    auto s = json::unescape(v);
+    auto s = json_spans::unescape(v);
     if (!s) return malformed(std::string(request) + " field '" + std::string(name) + "' is not a valid string");
     return std::optional<std::string>{std::move(*s)};
   }
 
  private:
-  std::vector<json::Member> members_;
+  std::vector<json_spans::Member> members_;
 };
 
 Result<Fields> fields_of(std::string_view object, std::string_view request) {
-  auto members = json::object_members(object);
+  auto members = json_spans::object_members(object);
   if (!members) return malformed(std::string(request) + " payload must be an object");
   return Fields(std::move(*members));
 }
@@ -78,12 +78,12 @@ Status check_object_text(std::string_view text) {
 }
 
 Result<std::string_view> request_object(std::string_view args, std::string& storage) {
-  auto elements = json::array_elements(args);
+  auto elements = json_spans::array_elements(args);
   if (!elements || elements->size() < 2) return malformed("missing payload");
   std::string_view payload = (*elements)[1];
   if (payload.front() == '"') {
     // "accepts a JSON string": the string holds the object's JSON.
-    auto text = json::unescape(payload);
+    auto text = json_spans::unescape(payload);
     if (!text) return malformed("payload is not a valid string");
     if (auto valid = check_object_text(*text); !valid) return malformed("payload string: " + valid.error().message);
     storage = std::move(*text);
@@ -173,24 +173,24 @@ Result<ProduceRequest> parse_produce(std::string_view object) {
 
 Registration parse_registration(std::string_view object) {
   Registration r;
-  auto members = json::object_members(object);
+  auto members = json_spans::object_members(object);
   if (!members) return r;
   Fields f(std::move(*members));
-  if (auto name = json::unescape(f.raw("name"))) r.name = std::move(*name);  // an error for anything but a string
-  if (auto id = json::unescape(f.raw("id")); id && !id->empty()) r.id = std::move(*id);
+  if (auto name = json_spans::unescape(f.raw("name"))) r.name = std::move(*name);  // an error for anything but a string
+  if (auto id = json_spans::unescape(f.raw("id")); id && !id->empty()) r.id = std::move(*id);
   r.default_ttl = f.raw("default_ttl");
   return r;
 }
 
 Result<std::string> parse_ack(std::string_view object) {
-  auto members = json::object_members(object);
+  auto members = json_spans::object_members(object);
   if (!members) return make_error("Invalid ACK JSON", 400);
   Fields f(std::move(*members));
   for (const char* name : {"msgId", "msg_id", "id"}) {
     std::string_view v = f.raw(name);
     if (!truthy(v)) continue;
     if (v.front() == '"') {
-      if (auto id = json::unescape(v)) return std::move(*id);
+      if (auto id = json_spans::unescape(v)) return std::move(*id);
     } else if (number(v)) {
       return std::string(v);  // a numeric id is looked up by its text, as String(id) would
     }
@@ -203,7 +203,7 @@ broker::DeliveryPolicy delivery_policy(const SubscribeRequest& r) {
   p.ack = r.ack;
   if (auto ms = parse_duration_ms(r.ack_timeout)) p.ack_timeout_ms = *ms;
   if (r.retry.empty()) return p;
-  auto members = json::object_members(r.retry);
+  auto members = json_spans::object_members(r.retry);
   if (!members) return p;
   Fields f(std::move(*members));
   // max(1, Number(max_attempts || maxAttempts) || 3)
@@ -239,8 +239,8 @@ Result<ProduceChunk> parse_produce_chunk(std::string_view object) {
   };
   ProduceChunk c;
   std::string_view transfer = f->raw("transferId");
-  c.transfer_id = transfer.empty() || transfer.front() != '"' ? std::string(transfer) : json::unescape(transfer).value_or("");
-  c.data = json::unescape(f->raw("data")).value_or("");
+  c.transfer_id = transfer.empty() || transfer.front() != '"' ? std::string(transfer) : json_spans::unescape(transfer).value_or("");
+  c.data = json_spans::unescape(f->raw("data")).value_or("");
   auto index = count(f->raw("index"));
   auto total = count(f->raw("total"));
   if (c.transfer_id.empty() || !index || !total || *total == 0 || *index >= *total)

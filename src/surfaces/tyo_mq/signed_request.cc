@@ -10,7 +10,7 @@ Result<SignedRequest> signed_request(const Request& request) {
   std::string storage;
   auto object = request_object(request.args, storage);
   if (!object) return make_error("the payload must be an object {body, proof}", 400);
-  auto members = json::object_members(*object);
+  auto members = json_spans::object_members(*object);
   if (!members) return make_error("the payload must be an object {body, proof}", 400);
   SignedRequest out;
   out.body_raw = "{}";

@@ -61,14 +61,14 @@ std::string encode_spec(const SubscribeSpec& spec) {
 }
 
 std::optional<SubscribeSpec> decode_spec(std::string_view json) {
-  auto members = json::object_members(json);
+  auto members = json_spans::object_members(json);
   if (!members) return std::nullopt;
   SubscribeSpec spec;
   int seen = 0;
   for (const auto& m : *members) {
     const std::string_view v = m.value;
     auto text = [&](std::string& out) {
-      auto t = json::unescape(v);
+      auto t = json_spans::unescape(v);
       if (!t) return false;
       out = std::move(*t);
       return true;

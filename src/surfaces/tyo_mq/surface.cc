@@ -406,7 +406,7 @@ void on_subscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
 void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) {
   auto endpoint = endpoint_of(socket);
   if (!admit(ctx, ctx.settings.current(), socket, *endpoint, msg, "UNSUBSCRIBE", {"consumer"})) return;
-  auto elements = json::array_elements(msg.json);
+  auto elements = json_spans::array_elements(msg.json);
   if (!elements || elements->size() < 2) return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: missing payload"});
   std::string key;
   std::string consumer;
@@ -414,7 +414,7 @@ void on_unsubscribe(Context& ctx, net::Socket& socket, const net::Message& msg) 
   std::string storage;
   auto object = payload.front() == '{' ? std::optional<std::string_view>(payload) : std::nullopt;
   if (!object && payload.front() == '"') {
-    auto text = json::unescape(payload);
+    auto text = json_spans::unescape(payload);
     if (text && !text->empty() && text->front() == '{') {
       if (auto valid = check_object_text(*text); !valid)
         return reply_error(socket, msg, Error{kMalformedRequest, "UNSUBSCRIBE: payload string: " + valid.error().message});
@@ -571,8 +571,8 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
   // QUIT: the payload must be the socket's own id; the server then disconnects it.
   ns.handlers["QUIT"] = [open_gate](net::Socket& socket, const net::Message& msg) {
     if (!open_gate(socket, msg, "QUIT")) return;
-    auto args = json::array_elements(msg.json);
-    if (args && args->size() >= 2 && json::unescape((*args)[1]).value_or("") == socket.id()) return socket.disconnect(true);
+    auto args = json_spans::array_elements(msg.json);
+    if (args && args->size() >= 2 && json_spans::unescape((*args)[1]).value_or("") == socket.id()) return socket.disconnect(true);
     reply_error(socket, msg, Error{kMalformedRequest, "QUIT: the payload must be this socket's id"});
   };
   // HELLO and DEBUG are logged only.

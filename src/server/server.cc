@@ -1,0 +1,205 @@
+#include "server/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include "broker/broker.h"
+#include "broker/durable_queues.h"
+#include "net/engine_server.h"
+#include "net/inbound_budget.h"
+#include "net/listener.h"
+#include "net/sio_server.h"
+#include "net/worker_pool.h"
+#include "store/store.h"
+#include "store/writer.h"
+#include "surfaces/diagnostics.h"
+#include "surfaces/tyo_mq/delivery.h"
+#include "surfaces/tyo_mq/stored_subscription.h"
+
+namespace siomq::server {
+namespace {
+
+// The settings file (if any), the environment, then the command line.
+Settings load_settings(const ServerOptions& opt) {
+  Settings settings;
+  if (!opt.settings_file.empty()) settings = load_settings_file(opt.settings_file);
+  apply_environment(settings);
+  if (opt.diagnostics) settings.diagnostics = true;
+  if (!opt.storage.empty()) settings.storage.backend = opt.storage == "sqlite" ? "file" : opt.storage;
+  return settings;
+}
+
+// Opens the store that `backend` names; throws store::StoreError.
+std::unique_ptr<store::Backend> open_backend(const std::string& backend, const std::string& data_dir, const std::string& url,
+                                             const std::string& prefix) {
+  if (backend == "memory") return store::open_memory();
+  if (backend == "redis") return store::open_redis(url, prefix);
+  return store::open_file(data_dir);
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options)
+    : options_(std::move(options)),
+      settings_(load_settings(options_)),
+      live_(settings_.document ? *settings_.document : nlohmann::json::object(), options_.settings_file,
+            [](const nlohmann::json& doc) { settings_from_json(doc); }),
+      tick_(main_io_) {
+  if (auto line = live_.bootstrap_admin_token(); !line.empty()) spdlog::info("{}", line);
+  open_store();
+  start_queues();
+  register_surfaces();
+  listen();
+  signals_.emplace(main_io_, SIGINT, SIGTERM, SIGHUP);
+}
+
+Server::~Server() = default;
+
+// The store first: a data directory that cannot be read stops the start-up (exit code 3).
+void Server::open_store() {
+  const StorageSettings& st = settings_.storage;
+  if (!options_.data_dir_given && !st.data_dir.empty()) options_.data_dir = st.data_dir;
+  backend_ = open_backend(st.backend, options_.data_dir, st.redis_url, st.redis_prefix);
+}
+
+void Server::start_queues() {
+  const StorageSettings& st = settings_.storage;
+  auto contents = backend_->load();
+  writer_ = std::make_unique<store::Writer>(*backend_, *store::parse_sync_mode(options_.sync),
+                                            std::chrono::microseconds(options_.sync_window_us));
+  threads_ = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
+  pool_ = std::make_unique<net::WorkerPool>(threads_);
+  sio_ = std::make_unique<net::SioServer>(*pool_);
+  broker_ = std::make_unique<broker::Broker>();
+  broker::QueueOptions queue_options;
+  queue_options.default_ttl_ms = st.default_ttl_ms;
+  queue_options.max_queued_per_realm = st.max_queued_per_realm;
+  // A queue's window of unacknowledged (or not yet sent) copies fits four times in the outbound bound.
+  queue_options.window_bytes = std::max<size_t>(1, settings_.transport.max_outbound_bytes / 4);
+  queue_options.max_queued_bytes_per_realm = st.max_queued_bytes_per_realm;
+  queue_options.max_queued_bytes_total = st.max_queued_bytes_total;
+  queue_options.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };
+  queues_ = std::make_unique<broker::DurableQueues>(*broker_, *writer_, queue_options);
+  surfaces::restore_subscriptions(*broker_, queues_->load(std::move(contents), surfaces::read_subscription));
+  queues_->start();
+}
+
+void Server::register_surfaces() {
+  auto move = [this](surfaces::StoreTarget target, std::function<void(const Status&)> done) {
+    move_store(std::move(target), std::move(done));
+  };
+  housekeeping_ = surfaces::register_tyo_mq(*sio_, *broker_, *queues_, live_, {settings_.storage.default_ttl_ms, move});
+  if (settings_.diagnostics) surfaces::register_diagnostics(*sio_);
+}
+
+void Server::listen() {
+  const net::TransportOptions& transport = settings_.transport;
+  net::InboundBudget::set_limit(transport.max_inbound_bytes);
+  engine_ = std::make_unique<net::EngineServer>(*pool_, transport,
+                                                [this](net::EngineSession& s) { return sio_->make_connection(s); });
+  routes_.handlers.emplace_back([this](const auto& conn, net::HttpRequest& req) { return engine_->handle(conn, req); });
+  routes_.on_payload_too_large = [this](std::string_view target) { engine_->payload_too_large(target); };
+  listener_ = std::make_unique<net::Listener>(*pool_, routes_, transport);
+  listener_->listen(options_.host, options_.port);
+}
+
+void Server::move_store(surfaces::StoreTarget target, std::function<void(const Status&)> done) {
+  boost::asio::post(main_io_, [this, target = std::move(target), done = std::move(done)] {
+    try {
+      next_backend_ = open_backend(target.backend, target.path.empty() ? options_.data_dir : target.path, target.url,
+                                   target.prefix);
+      auto held = next_backend_->load();
+      if (!held.empty()) {
+        next_backend_.reset();
+        return done(make_error("the target store is not empty", 409));
+      }
+    } catch (const std::exception& e) {
+      next_backend_.reset();
+      return done(make_error(std::string("cannot open the store: ") + e.what(), 500));
+    }
+    queues_->move_store(*next_backend_, [this, done](const Status& s) {
+      boost::asio::post(main_io_, [this, s, done] {
+        if (s) backend_ = std::move(next_backend_);  // the old one closes here
+        else next_backend_.reset();
+        done(s);
+      });
+    });
+  });
+}
+
+void Server::start() {
+  pool_->start();
+  engine_->start();
+  listener_->start();
+  const StorageSettings& st = settings_.storage;
+  spdlog::info("siomq-server {} listening on {}:{} ({} threads, store {}{}, sync {})", SIOMQ_VERSION, options_.host,
+               listener_->port(), threads_, backend_->name(), st.backend == "file" ? " in " + options_.data_dir : "",
+               options_.sync);
+}
+
+int Server::run() {
+  start();
+  housekeeping_();
+  tick_.expires_after(std::chrono::seconds(1));
+  tick_.async_wait([this](const boost::system::error_code& ec) { on_tick(ec); });
+  signals_->async_wait([this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });
+  main_io_.run();
+  stop();
+  return 0;
+}
+
+void Server::on_signal(const boost::system::error_code& ec, int sig) {
+  if (ec) return;
+  if (sig == SIGHUP) {
+    if (options_.settings_file.empty()) {
+      spdlog::info("SIGHUP: no settings file to reload");
+    } else if (auto s = live_.reload(); s) {
+      spdlog::info("SIGHUP: settings reloaded from {} (transport and storage settings apply at the next start)",
+                   options_.settings_file);
+    } else {
+      spdlog::error("SIGHUP: keeping the last good settings: {}", s.error().message);
+    }
+    signals_->async_wait([this](const boost::system::error_code& e, int s) { on_signal(e, s); });
+    return;
+  }
+  spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  main_io_.stop();
+}
+
+// Once a second: a changed settings file is re-read, and the surface does its housekeeping.
+void Server::on_tick(const boost::system::error_code& ec) {
+  if (ec) return;
+  if (auto changed = live_.reload_if_changed()) {
+    if (*changed) spdlog::info("settings file {} changed: reloaded", options_.settings_file);
+    else spdlog::error("settings file changed but keeping the last good settings: {}", changed->error().message);
+  }
+  housekeeping_();
+  tick_.expires_after(std::chrono::seconds(1));
+  tick_.async_wait([this](const boost::system::error_code& e) { on_tick(e); });
+}
+
+// Graceful shutdown: stop accepting, close every session (queued frames are flushed first), give the
+// writes a moment, then stop the workers. A watchdog guarantees the exit within 5 s.
+void Server::stop() {
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+    spdlog::warn("shutdown took too long; exiting");
+    std::_Exit(0);
+  }).detach();
+  listener_->stop();
+  engine_->close_all("server shutting down");
+  for (int i = 0; i < 20 && engine_->session_count() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  pool_->stop();
+  // Whatever was submitted to the store is written before the process ends.
+  queues_->stop();
+  writer_->stop();
+  spdlog::info("stopped");
+}
+
+}  // namespace siomq::server

@@ -1,0 +1,120 @@
+// The siomq-server process, assembled: settings, the store and its writer, the worker pool, the
+// Socket.IO server with the surfaces on it, the broker and its durable queues, the Engine.IO server and
+// the listener, and the main thread's loop (signals and a once-a-second tick). main.cc only reads the
+// command line into ServerOptions.
+//
+// Construction, in this order (each part uses the ones before it, and they are members in this order):
+// settings (file, environment, command line) → live settings → the store backend, loaded → writer →
+// worker pool → Socket.IO server → broker → durable queues (restored from what the store held, started)
+// → surfaces → Engine.IO server → listener (bound, not accepting yet). A failure throws, before anything
+// is served: store::StoreError when the store cannot be opened (the process exits with kStoreExitCode),
+// another std::exception otherwise.
+//
+// start() starts the workers and accepting; run() is start(), the main loop until SIGTERM or SIGINT
+// (SIGHUP and a changed settings file reload the settings), then stop().
+//
+// Teardown, stop(): stop accepting → close every session, their queued frames flushed first (up to
+// 0.6 s) → stop the workers → stop the durable queues → stop the writer, so that whatever was submitted
+// to the store is written. stop() is the end of the process: its watchdog exits the process 4.5 s later
+// if main has not returned by then. The destructor frees the parts in the reverse order of their
+// construction; the store backend goes last.
+//
+// Threads: construct, run and stop from one thread (the main thread: it handles the signals). The
+// workers serve the connections; the main loop opens a store for set_persistence.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "auth/live_settings.h"
+#include "net/http_connection.h"
+#include "server/settings.h"
+#include "surfaces/tyo_mq/surface.h"
+
+namespace siomq::store {
+class Backend;
+class Writer;
+}  // namespace siomq::store
+namespace siomq::net {
+class EngineServer;
+class Listener;
+class SioServer;
+class WorkerPool;
+}  // namespace siomq::net
+namespace siomq::broker {
+class Broker;
+class DurableQueues;
+}  // namespace siomq::broker
+
+namespace siomq::server {
+
+// What the command line decides; the settings file decides the rest.
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  uint16_t port = 17352;
+  std::string settings_file;
+  std::string data_dir = "./data";
+  bool data_dir_given = false;  // --data-dir on the command line wins over storage_options.path
+  std::string storage;          // overrides the settings' `storage`
+  std::string sync = "batch";
+  unsigned sync_window_us = 2000;
+  unsigned threads = 0;  // 0: one per core
+  bool diagnostics = false;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  void start();
+  // start(), then serves until SIGTERM or SIGINT, then stop(). Returns the exit code.
+  int run();
+  void stop();
+
+ private:
+  void open_store();
+  void start_queues();
+  void register_surfaces();
+  void listen();
+  // set_persistence's move: the target is opened and checked on the main loop (it may block), the queues
+  // copy everything into it, and the old backend is closed once the writer has switched.
+  void move_store(surfaces::StoreTarget target, std::function<void(const Status&)> done);
+  void on_signal(const boost::system::error_code& ec, int signal);
+  void on_tick(const boost::system::error_code& ec);
+
+  ServerOptions options_;
+  Settings settings_;
+  // Auth, limits and idle eviction are read live from here on; management commands write it back.
+  auth::LiveSettings live_;
+  // The parts below are built in the constructor's body, in this order (the store is loaded before the
+  // writer starts); they are pointers only for that.
+  std::unique_ptr<store::Backend> backend_;
+  std::unique_ptr<store::Backend> next_backend_;  // during a set_persistence move; outlives the writer
+  std::unique_ptr<store::Writer> writer_;
+  unsigned threads_ = 0;
+  std::unique_ptr<net::WorkerPool> pool_;
+  std::unique_ptr<net::SioServer> sio_;
+  std::unique_ptr<broker::Broker> broker_;
+  std::unique_ptr<broker::DurableQueues> queues_;
+  boost::asio::io_context main_io_;  // the main thread's loop
+  std::function<void()> housekeeping_;
+  std::unique_ptr<net::EngineServer> engine_;
+  net::HttpRoutes routes_;
+  std::unique_ptr<net::Listener> listener_;
+  // Caught from the end of construction on (until then a TERM ends the process): a TERM or HUP right
+  // after the "listening" line is handled, not fatal.
+  std::optional<boost::asio::signal_set> signals_;
+  boost::asio::steady_timer tick_;
+};
+
+}  // namespace siomq::server
