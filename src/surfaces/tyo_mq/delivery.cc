@@ -11,29 +11,13 @@
 #include "surfaces/tyo_mq/context.h"
 #include "wire/engineio.h"
 #include "wire/js_json.h"
+#include "wire/json_text.h"
 #include "wire/socketio.h"
 
 namespace siomq::surfaces {
 namespace {
 
-std::string json_quoted(std::string_view s) {
-  std::string out;
-  sio::append_json_string(out, s);
-  return out;
-}
-
-// {"k":v,...} from keys and JSON value texts.
-std::string object(std::initializer_list<std::pair<std::string_view, std::string>> fields) {
-  std::string out = "{";
-  for (const auto& [k, v] : fields) {
-    if (out.size() > 1) out.push_back(',');
-    sio::append_json_string(out, k);
-    out.push_back(':');
-    out += v;
-  }
-  out.push_back('}');
-  return out;
-}
+using json_text::object;
 
 // Sends `payload` as `event` (CONSUME-<key>), in CONSUME_CHUNK pieces when it is too long (§4.2).
 std::vector<FramesPtr> delivery_frames(
@@ -72,11 +56,11 @@ std::vector<FramesPtr> delivery_frames(
 // {"event":"CONNECT"|"DISCONNECT","socket":…,"producer":name} — a consumer peer's CONNECT carries its id too.
 std::string link_payload(const broker::Presence& p, std::string_view event) {
   if (p.peer_is_producer)
-    return object({{"event", json_quoted(event)}, {"socket", json_quoted(p.peer_socket)}, {"producer", json_quoted(p.name)}});
+    return object({{"event", json_text::quoted(event)}, {"socket", json_text::quoted(p.peer_socket)}, {"producer", json_text::quoted(p.name)}});
   if (event == "CONNECT")
-    return object({{"event", json_quoted(event)}, {"socket", json_quoted(p.peer_socket)}, {"id", json_quoted(p.peer_id)},
-                   {"consumer", json_quoted(p.name)}});
-  return object({{"event", json_quoted(event)}, {"socket", json_quoted(p.peer_socket)}, {"consumer", json_quoted(p.name)}});
+    return object({{"event", json_text::quoted(event)}, {"socket", json_text::quoted(p.peer_socket)}, {"id", json_text::quoted(p.peer_id)},
+                   {"consumer", json_text::quoted(p.name)}});
+  return object({{"event", json_text::quoted(event)}, {"socket", json_text::quoted(p.peer_socket)}, {"consumer", json_text::quoted(p.name)}});
 }
 
 }  // namespace
@@ -99,7 +83,7 @@ std::string with_ack_fields(std::string_view payload, std::string_view id, int a
   if (out.empty() || out.back() != '}') return out;
   out.pop_back();
   if (out.size() > 1) out.push_back(',');
-  std::string q = json_quoted(id);
+  std::string q = json_text::quoted(id);
   out += "\"msgId\":" + q + ",\"msg_id\":" + q + ",\"delivery_attempt\":" + std::to_string(attempt) + "}";
   return out;
 }
@@ -108,16 +92,16 @@ std::pair<std::string, std::string> presence_event(const broker::Presence& p) {
   using Kind = broker::Presence::Kind;
   switch (p.kind) {
     case Kind::replaced:
-      return {"ERROR", json_quoted("The same producer newly joined")};
+      return {"ERROR", json_text::quoted("The same producer newly joined")};
     case Kind::subscribed: {
       std::string events = "[";
       for (const auto& k : p.keys) {
         if (events.size() > 1) events.push_back(',');
-        events += json_quoted(k);
+        events += json_text::quoted(k);
       }
       events.push_back(']');
       return {"SUBSCRIBE-TO-" + p.to_id,
-              object({{"name", json_quoted(p.name)}, {"id", json_quoted(p.peer_id)}, {"socket", json_quoted(p.peer_socket)},
+              object({{"name", json_text::quoted(p.name)}, {"id", json_text::quoted(p.peer_id)}, {"socket", json_text::quoted(p.peer_socket)},
                       {"events", events}, {"online", p.online ? "true" : "false"}})};
     }
     case Kind::connected:

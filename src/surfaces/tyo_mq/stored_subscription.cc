@@ -6,6 +6,7 @@
 
 #include "broker/broker.h"
 #include "wire/json_spans.h"
+#include "wire/json_text.h"
 #include "wire/socketio.h"
 
 namespace siomq::surfaces {
@@ -14,24 +15,7 @@ namespace {
 using broker::DeliveryPolicy;
 using broker::SubscribeSpec;
 
-std::string json_quoted(std::string_view s) {
-  std::string out;
-  sio::append_json_string(out, s);
-  return out;
-}
-
-// {"k":v,...} from keys and JSON value texts.
-std::string object(std::initializer_list<std::pair<std::string_view, std::string>> fields) {
-  std::string out = "{";
-  for (const auto& [k, v] : fields) {
-    if (out.size() > 1) out.push_back(',');
-    sio::append_json_string(out, k);
-    out.push_back(':');
-    out += v;
-  }
-  out.push_back('}');
-  return out;
-}
+using json_text::object;
 
 std::optional<int64_t> integer(std::string_view text) {
   int64_t v = 0;
@@ -45,13 +29,13 @@ std::optional<int64_t> integer(std::string_view text) {
 std::string encode_spec(const SubscribeSpec& spec) {
   const DeliveryPolicy& p = spec.policy;
   auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  return object({{"event", json_quoted(spec.event)},
-                 {"producer", json_quoted(spec.producer)},
-                 {"consumer", json_quoted(spec.consumer)},
-                 {"id", json_quoted(spec.id)},
-                 {"consumer_id", json_quoted(spec.consumer_id)},
+  return object({{"event", json_text::quoted(spec.event)},
+                 {"producer", json_text::quoted(spec.producer)},
+                 {"consumer", json_text::quoted(spec.consumer)},
+                 {"id", json_text::quoted(spec.id)},
+                 {"consumer_id", json_text::quoted(spec.consumer_id)},
                  {"topic", flag(spec.topic)},
-                 {"group", spec.group ? json_quoted(*spec.group) : "null"},
+                 {"group", spec.group ? json_text::quoted(*spec.group) : "null"},
                  {"durable", flag(spec.durable)},
                  {"ack", flag(p.ack)},
                  {"ack_timeout_ms", std::to_string(p.ack_timeout_ms)},

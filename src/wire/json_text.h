@@ -1,0 +1,35 @@
+// Small JSON texts built by hand, for payloads whose shape is fixed (presence events, stored specs): a
+// string literal, and an object from keys and value texts already encoded. Strings are escaped as
+// JSON.stringify escapes them (sio::append_json_string). Pure; any thread.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "wire/socketio.h"
+
+namespace siomq::json_text {
+
+// "s", escaped.
+inline std::string quoted(std::string_view s) {
+  std::string out;
+  sio::append_json_string(out, s);
+  return out;
+}
+
+// {"k":v,...} from keys and JSON value texts, in the order given.
+inline std::string object(std::initializer_list<std::pair<std::string_view, std::string>> fields) {
+  std::string out = "{";
+  for (const auto& [k, v] : fields) {
+    if (out.size() > 1) out.push_back(',');
+    sio::append_json_string(out, k);
+    out.push_back(':');
+    out += v;
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace siomq::json_text
