@@ -11,9 +11,6 @@
 #include <sstream>
 #include <thread>
 
-#include "auth/enrolment.h"
-#include "auth/hmac.h"
-#include "auth/limits.h"
 
 namespace siomq::auth {
 namespace {
@@ -43,44 +40,6 @@ std::string read(const std::string& path) {
 }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-TEST(Limits, ParsedWithOverridesAndOffWithoutABlock) {
-  EXPECT_FALSE(parse_limits(json::object()).enabled);
-  auto l = parse_limits(json::parse(R"({"trust_proxy":true,"limits":{"messages_per_second":5,"max_connections_per_ip":-1,
-      "realms":{"r":{"messages_per_second":50}}}})"));
-  EXPECT_TRUE(l.enabled);
-  EXPECT_TRUE(l.trust_proxy);
-  EXPECT_EQ(l.for_realm("x").messages_per_second, 5);
-  EXPECT_EQ(l.for_realm("x").max_connections_per_ip, 0);  // negative: unlimited
-  EXPECT_EQ(l.for_realm("r").messages_per_second, 50);
-  auto off = parse_limits(json::parse(R"({"limits":{"enabled":false,"messages_per_second":5}})"));
-  EXPECT_EQ(off.for_realm("x").messages_per_second, 0);
-  // Issue 12: the caps have safe defaults without a block; rates stay off; 0 in a block lifts a cap.
-  const LimitValues& d = parse_limits(json::object()).for_realm("x");
-  EXPECT_EQ(d.max_subscriptions_per_socket, 1000);
-  EXPECT_EQ(d.max_registrations_per_socket, 100);
-  EXPECT_EQ(d.credential_attempts_per_second, 10);
-  EXPECT_EQ(d.messages_per_second, 0);
-  EXPECT_EQ(parse_limits(json::parse(R"({"limits":{"max_subscriptions_per_socket":0}})")).for_realm("x").max_subscriptions_per_socket, 0);
-  EXPECT_EQ(l.for_realm("x").max_subscriptions_per_socket, 1000) << "a block without the key keeps the default";
-  EXPECT_THROW(parse_limits(json::parse(R"({"limits":{"messages_per_second":"5"}})")), std::runtime_error);
-  EXPECT_THROW(parse_limits(json::parse(R"({"limits":{"realms":{"r":1}}})")), std::runtime_error);
-}
-
-TEST(TokenBucket, BurstThenRefillAndRetryAfter) {
-  TokenBucket b;
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(b.take(1, 2, 6, 1000), 0) << i;
-  EXPECT_EQ(b.take(1, 2, 6, 1000), 1);     // one token missing at 2/s: 1 s (at least 1)
-  EXPECT_EQ(b.take(1, 2, 6, 1500), 0);     // half a second refilled one
-  EXPECT_EQ(b.take(10, 2, 6, 1500), 5);    // 10 wanted, 0 there: ceil(10 / 2)
-  EXPECT_EQ(b.take(1, 0, 0, 1500), 0);     // rate 0: unlimited
-  TokenBucket full;
-  EXPECT_EQ(full.take(1, 1, 3, 0), 0);
-  EXPECT_EQ(full.take(1, 1, 3, 1'000'000), 0);  // refills up to the burst only
-  EXPECT_EQ(full.take(1, 1, 3, 1'000'000), 0);
-  EXPECT_EQ(full.take(1, 1, 3, 1'000'000), 0);
-  EXPECT_GT(full.take(1, 1, 3, 1'000'000), 0);
-}
 
 TEST(LiveSettings, UpdateIsAtomicWrittenAndVisible) {
   TempDir dir;
@@ -197,65 +156,6 @@ TEST(LiveSettings, AdminTokenBootstrap) {
   EXPECT_EQ(has.bootstrap_admin_token(), "");
   LiveSettings off(json{{"auth", {{"enabled", false}}}}, "");
   EXPECT_EQ(off.bootstrap_admin_token(), "");
-}
-
-TEST(Enrolment, SupersedeLimitDecideAndPublicShape) {
-  Enrolment e;
-  auto req = [](const char* client, const char* realm = "r") {
-    AuthorizationRequest r;
-    r.request_id = std::string("id-") + client + "-" + realm;
-    r.realm = realm;
-    r.role = "both";
-    r.client_id = client;
-    r.client_name = "n";
-    r.client_token = "secret-token";
-    return r;
-  };
-  ASSERT_TRUE(e.submit(req("a"), 2, 1000).ok());
-  ASSERT_TRUE(e.submit(req("b"), 2, 1001).ok());
-  EXPECT_EQ(e.submit(req("c"), 2, 1002).error().code, 429);
-  auto again = req("a");
-  again.request_id = "id-a-2";
-  ASSERT_TRUE(e.submit(again, 2, 1003).ok());  // supersedes id-a-r, so it fits
-  EXPECT_EQ(e.pending_count(), 2u);
-  EXPECT_EQ(e.next(std::nullopt)->request_id, "id-b-r");  // the oldest pending
-  EXPECT_FALSE(e.next(std::string("other")).has_value());
-  EXPECT_EQ(e.decide("id-a-r", true, "both", std::nullopt, 2000).error().code, 404);  // superseded
-  auto d = e.decide("id-b-r", false, "both", "no", 2000);
-  ASSERT_TRUE(d.ok());
-  json pub = public_request(*d);
-  EXPECT_EQ(pub["status"], "rejected");
-  EXPECT_EQ(pub["decision_reason"], "no");
-  EXPECT_EQ(pub["client_token_hash"], sha256_hex("secret-token"));
-  EXPECT_EQ(pub.dump().find("secret-token"), std::string::npos);
-  EXPECT_EQ(pub["created_at"], "1970-01-01T00:00:01.001Z");
-  e.remove_realm("r");
-  EXPECT_EQ(e.pending_count(), 0u);
-}
-
-// An anonymous client re-filing under one client_id, or under many, can make the server hold only
-// what the pending caps allow: superseded and decided requests are not kept.
-TEST(Enrolment, WhatIsHeldIsBoundedByThePendingCaps) {
-  Enrolment e;
-  auto req = [](const std::string& client, const std::string& realm) {
-    AuthorizationRequest r;
-    r.request_id = "id-" + client + "-" + realm;
-    r.realm = realm;
-    r.client_id = client;
-    r.challenge_response_json = std::string(4000, '1');
-    return r;
-  };
-  for (int i = 0; i < 10000; ++i) ASSERT_TRUE(e.submit(req("same", "r"), 0, i).ok());
-  EXPECT_EQ(e.pending_count(), 1u) << "superseded requests are dropped, not kept for an hour";
-  for (size_t i = 1; i < kMaxPendingPerRealm; ++i) ASSERT_TRUE(e.submit(req(std::to_string(i), "r"), 0, 1).ok());
-  EXPECT_EQ(e.submit(req("one-more", "r"), 0, 1).error().code, 429) << "per realm";
-  ASSERT_TRUE(e.submit(req("x", "other-realm"), 0, 1).ok()) << "another realm is not crowded out";
-  for (size_t r = 0; e.pending_count() < kDefaultMaxPending; ++r)
-    for (size_t i = 0; i < kMaxPendingPerRealm && e.pending_count() < kDefaultMaxPending; ++i)
-      ASSERT_TRUE(e.submit(req(std::to_string(i), "realm-" + std::to_string(r)), 0, 1).ok());
-  EXPECT_EQ(e.submit(req("late", "fresh-realm"), 0, 1).error().code, 429) << "the server-wide default";
-  ASSERT_TRUE(e.decide("id-x-other-realm", true, "both", std::nullopt, 2).ok());
-  EXPECT_EQ(e.pending_count(), kDefaultMaxPending - 1) << "a decided request is not kept";
 }
 
 }  // namespace
