@@ -1,14 +1,18 @@
 // One client's connection as the auth rules and the limits see it, whatever protocol it speaks (a
 // Socket.IO socket on "/" or "/control", an HTTP client, a /remote peer): its grant, the realm it
-// declared, its rate buckets, the names and subscriptions it holds, its address.
+// declared, its rate buckets, the names and subscriptions it holds, its address, the realms it used
+// and its unfinished PRODUCE_CHUNK transfers; and the engine endpoint its names are bound to.
 //
 // A surface derives its own per-connection type from Session (tyo-mq's SocketEndpoint) and implements
-// the four virtuals. Ownership: whoever serves the connection owns its Session through a shared_ptr;
+// the virtuals. Ownership: whoever serves the connection owns its Session through a shared_ptr;
 // registries and pending work hold it weakly or share it, so a Session may outlive its connection
 // (then notify and close do nothing).
 //
 // Threading: notify and close may be called from any thread; every other member, the data members
 // included, is touched only on the session's worker.
+//
+// The chunk assembler is tyo-mq's (§3.6) but lives here, so that every surface that publishes can
+// take a transfer in pieces through the same handler.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,8 @@
 
 #include "auth/authentication.h"
 #include "auth/limits.h"
+#include "broker/endpoint.h"
+#include "surfaces/tyo_mq/produce_chunks.h"
 
 namespace siomq::net {
 class Worker;
@@ -42,6 +48,12 @@ class Session {
   virtual void close() = 0;
   // This session, shared: for work that finishes after the handler returns.
   virtual std::shared_ptr<Session> shared() = 0;
+  // The engine's endpoint of this client: what its names and subscriptions are bound to and what
+  // deliveries are routed to. Null for a session the engine never routes to.
+  virtual broker::EndpointPtr endpoint() = 0;
+  // On the session's worker, from a handler: ends the connection at once, after what was sent to it
+  // before. The handler sends nothing after it (the connection, and the reply with it, may be gone).
+  virtual void close_now() = 0;
 
   // §2's tyoAuth and _pendingRealm. The session's realm is the grant's, else "default".
   std::optional<auth::Grant> grant;
@@ -55,6 +67,12 @@ class Session {
   std::set<std::pair<std::string, std::string>> subscriptions;  // (realm, key + consumer)
   int64_t rate_limited_at_ms = 0;
   std::string ip;  // the address limits count (X-Forwarded-For's last hop when trust_proxy)
+
+  // Every realm this session registered or subscribed in: its end takes it offline in each.
+  std::set<std::string> realms;
+  // PRODUCE_CHUNK transfers in progress (§3.6); dropped with the session, or by a timer once idle.
+  ChunkAssembler chunks;
+  bool watching_chunks = false;  // that timer is armed
 };
 
 }  // namespace siomq::surfaces

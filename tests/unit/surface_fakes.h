@@ -24,7 +24,9 @@ class FakeSession : public Session, public std::enable_shared_from_this<FakeSess
     notified.emplace_back(std::string(event), std::string(payload));
   }
   void close() override { ++closed; }
+  void close_now() override { ++closed; }
   std::shared_ptr<Session> shared() override { return shared_from_this(); }
+  broker::EndpointPtr endpoint() override { return nullptr; }  // the engine never routes to it
 
   std::vector<std::pair<std::string, std::string>> notified;
   int closed = 0;

@@ -42,17 +42,6 @@ std::function<void(net::Socket&, const net::Message&)> socket_handler(std::share
   };
 }
 
-bool admit(Context& ctx, const auth::Snapshot& snap, net::Socket& socket, SocketEndpoint& endpoint,
-           const net::Message& msg, std::string_view event, std::initializer_list<std::string_view> roles) {
-  SocketReply reply(socket, msg.ack_id, keep_socket_reply);
-  return admit(ctx.gate(), snap, endpoint, reply, event, roles);
-}
-
-void rate_limited(net::Socket& socket, SocketEndpoint& endpoint, std::string_view reason, int64_t retry_after_s) {
-  SocketReply reply(socket, std::nullopt, keep_socket_reply);
-  rate_limited(endpoint, reply, reason, retry_after_s, steady_ms());
-}
-
 bool within_credential_rate(Context& ctx, net::Socket& socket, const net::Message& msg) {
   auto endpoint = endpoint_of(socket);
   SocketReply reply(socket, msg.ack_id, keep_socket_reply);

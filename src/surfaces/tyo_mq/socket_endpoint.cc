@@ -88,6 +88,10 @@ void SocketEndpoint::close() {
   });
 }
 
+void SocketEndpoint::close_now() {
+  if (auto s = socket_.lock()) s->disconnect(true);
+}
+
 std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket) {
   auto e = socket.state<SocketEndpoint>();
   if (!e) {

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +19,6 @@
 #include "net/socket.h"
 #include "surfaces/session.h"
 #include "surfaces/tyo_mq/delivery.h"
-#include "surfaces/tyo_mq/produce_chunks.h"
 
 namespace siomq::net {
 class Worker;
@@ -28,9 +26,9 @@ class Worker;
 
 namespace siomq::surfaces {
 
-// A socket on namespace "/" as the broker and the auth rules see it; its grant, rate buckets, counters
-// and address are the Session's. `send`, `when_sent`, `notify` and `close` may be called from any
-// thread; every other member is touched only on the socket's own worker.
+// A socket on namespace "/" as the broker and the auth rules see it; its grant, rate buckets, counters,
+// address, realms and chunk transfers are the Session's. `send`, `when_sent`, `notify` and `close` may
+// be called from any thread; every other member is touched only on the socket's own worker.
 class SocketEndpoint : public broker::Endpoint,
                        public Session,
                        public std::enable_shared_from_this<SocketEndpoint> {
@@ -41,6 +39,9 @@ class SocketEndpoint : public broker::Endpoint,
   const std::string& id() const override { return id_; }
   net::Worker& worker() override { return worker_; }
   std::shared_ptr<Session> shared() override { return shared_from_this(); }
+  broker::EndpointPtr endpoint() override { return shared_from_this(); }
+  // Disconnects the socket and closes its connection now (net::Socket::disconnect), on the worker.
+  void close_now() override;
   // The event as send() sends it.
   void notify(std::string_view event, std::string_view payload) override;
 
@@ -54,13 +55,6 @@ class SocketEndpoint : public broker::Endpoint,
   void when_sent(net::SentReceipt done) override;
   // Disconnects the socket (the whole connection), from any thread.
   void close() override;
-
-  // Every realm this socket registered or subscribed in: a disconnect takes it offline in each.
-  std::set<std::string> realms;
-
-  // PRODUCE_CHUNK transfers in progress; dropped with the socket, or by a timer once idle.
-  ChunkAssembler chunks;
-  bool watching_chunks = false;  // that timer is armed
 
  private:
   void drain_outbox();

@@ -1,0 +1,202 @@
+#include "surfaces/tyo_mq/publish.h"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "broker/broker.h"
+#include "broker/durable_queues.h"
+#include "net/worker_pool.h"
+#include "surfaces/gate.h"
+#include "surfaces/tyo_mq/answers.h"
+#include "surfaces/tyo_mq/requests.h"
+#include "wire/clock.h"
+#include "wire/socketio.h"
+
+namespace siomq::surfaces {
+namespace {
+
+// The delivery object of §4.2: {event, message, from, [enc], [to], [content_type]}, message spliced raw.
+std::string delivery_payload(const ProduceRequest& p) {
+  std::string out;
+  out.reserve(32 + p.event.size() + p.message.size() + p.from.size() + p.enc.size() + p.to.size());
+  out += "{\"event\":";
+  sio::append_json_string(out, p.event);
+  if (!p.message.empty()) {
+    out += ",\"message\":";
+    out += p.message;
+  }
+  out += ",\"from\":";
+  sio::append_json_string(out, p.from);
+  if (!p.enc.empty()) out += ",\"enc\":" + std::string(p.enc);
+  if (!p.to.empty()) out += ",\"to\":" + std::string(p.to);
+  if (p.content_type) {
+    out += ",\"content_type\":";
+    sio::append_json_string(out, *p.content_type);
+  }
+  out.push_back('}');
+  return out;
+}
+
+// Broadcast (§4.6) in `realm`: never stored, never mirrored to "*".
+void broadcast(broker::Broker& broker, const std::string& realm, const ProduceRequest& p, const std::string& payload,
+               const std::vector<std::string>& attachments) {
+  if (p.broadcast_scope == "group" && p.group) {
+    auto routes = broker.with_realm(realm, [&](broker::RealmRegistry& r) { return r.group_members(*p.group); });
+    for (const auto& r : routes) r.endpoint->deliver(broker::Delivery(r.key, payload, attachments));
+    return;
+  }
+  // The realm's four events (the reference's misnamed fifth, <p>-TM-ALL-CONSUME, is not sent: §0 row 12).
+  auto members = broker.with_realm(realm, [&](broker::RealmRegistry& r) { return r.members(); });
+  const std::string keys[] = {p.event, broker::subscription_key(p.from, p.event), "tyo-mq-all-" + broker::lower(p.event),
+                              broker::lower(p.from) + std::string(broker::kAllEventsSuffix)};
+  std::vector<broker::Delivery> deliveries;
+  for (const std::string& key : keys)
+    deliveries.emplace_back(key, payload, attachments).whole = true;
+  for (const auto& m : members) {
+    for (const auto& d : deliveries) m->deliver(d);
+  }
+}
+
+// The publisher confirm of a PRODUCE sent with an ack id: {ok:true, stored:N} once its stored copies
+// are written, {ok:false, code, message} if they could not be.
+std::string confirm_reply(size_t stored, const Status& status) {
+  if (status) return "[{\"ok\":true,\"stored\":" + std::to_string(stored) + "}]";
+  return "[" + error_reply(status.error().code ? status.error().code : 500, status.error().message) + "]";
+}
+
+// How many names the session's realm may hold for a PRODUCE's `from` to be bound as a new one: none once
+// the session or the server is at its cap on names, else the realm's cap. Names made by PRODUCE count
+// like those made by PRODUCER, so a stream of fresh `from` names cannot grow a realm without bound.
+size_t name_room(Context& ctx, const auth::Snapshot& snap, const Session& session) {
+  const auth::LimitValues& l = snap.limits.for_realm(session.realm());
+  const double server_cap = snap.limits.server.max_registrations_total;
+  if (l.max_registrations_per_socket > 0 && static_cast<double>(session.registrations.size()) >= l.max_registrations_per_socket)
+    return 0;
+  if (server_cap > 0 && static_cast<double>(ctx.broker.names_total()) >= server_cap) return 0;
+  return l.max_registrations_per_realm > 0 ? static_cast<size_t>(l.max_registrations_per_realm) : SIZE_MAX;
+}
+
+// PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments. Each routed
+// copy is sent live or stored, as §5.1's table says.
+void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& reply, std::string_view object,
+             const std::vector<std::string>& attachments) {
+  auto p = parse_produce(object);
+  if (!p) return reply_error(reply, p.error());
+  const std::string realm = session.realm();
+  if (const auth::RealmConfig* rc = snap.auth.realm(realm); rc && rc->e2ee == "required" && p->enc.empty())
+    return reply_error(reply, Error{-6, "Realm '" + realm + "' requires end-to-end encrypted messages (enc)"});
+  std::string payload = delivery_payload(*p);
+  if (p->broadcast) {
+    broadcast(ctx.broker, realm, *p, payload, attachments);
+    if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
+    return;
+  }
+  session.realms.insert(realm);  // `from` binds a producer name here
+  auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));
+  if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
+  // One delivery per subscription key, its encoding shared by every consumer under it (a message has few keys).
+  std::vector<broker::Delivery> live;
+  std::vector<broker::QueueCopy> copies;
+  for (auto& route : routing.routes) {
+    // ACK mode is always stored first; an offline durable or guaranteed copy is stored; an online
+    // durable one passes through its queue, so that it cannot overtake a replay of that queue.
+    bool store = route.policy.ack || (!route.endpoint && (route.durable || p->guaranteed));
+    if (store || (route.durable && route.endpoint)) {
+      copies.push_back({std::move(route.realm), std::move(route.key), std::move(route.consumer_id),
+                        std::move(route.consumer), route.policy, !store});
+      continue;
+    }
+    if (!route.endpoint) continue;  // offline, nothing asks to keep it: dropped
+    auto d = std::find_if(live.begin(), live.end(), [&](const broker::Delivery& e) { return e.key == route.key; });
+    if (d == live.end()) d = live.insert(live.end(), broker::Delivery(route.key, payload, attachments));
+    route.endpoint->deliver(*d);
+  }
+  if (copies.empty()) {
+    if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
+    return;
+  }
+  bool behind = ctx.queues.behind();
+  if (behind) {
+    // The store is slower than the publishers: what would be stored is refused now, with the reason,
+    // rather than queued without bound. Copies for online durable subscribers still go out live when
+    // their queue is empty (QueueCopy::live_only: dropped otherwise, never stored); the rest of the
+    // message has gone out already. The producer retries after a second.
+    rate_limited(session, reply, "store_backlog", 1, steady_ms());
+    if (reply.has_ack())
+      reply.ack(confirm_reply(0, make_error("the store is behind; nothing was stored, retry later", 503)));
+    std::erase_if(copies, [](const broker::QueueCopy& c) { return !c.live; });
+    for (auto& c : copies) c.live_only = true;
+    if (copies.empty()) return;
+  }
+  auto message = std::make_shared<broker::StoredMessage>();
+  message->payload = std::move(payload);
+  message->attachments = attachments;
+  message->producer = p->from;
+  message->ttl_ms = effective_ttl(*p, routing.default_ttl_ms, ctx.default_ttl());
+  broker::DurableQueues::Confirm done;
+  if (reply.has_ack() && !behind) {
+    // The kept reply sends through the requester's outbox: after the deliveries routed to it before.
+    done = [kept = reply.keep()](size_t stored, const Status& status) { kept->ack(confirm_reply(stored, status)); };
+  }
+  ctx.queues.enqueue(std::move(message), std::move(copies), std::move(done));
+}
+
+// While a session has unfinished transfers, a timer on its worker drops the idle ones even if no piece
+// follows: a sender that stops must not hold its share of the server's chunk budget until it disconnects.
+void watch_idle_transfers(const std::shared_ptr<Session>& session) {
+  if (session->watching_chunks || session->chunks.transfers() == 0) return;
+  session->watching_chunks = true;
+  auto timer = std::make_shared<boost::asio::steady_timer>(session->worker().io(),
+                                                          std::chrono::milliseconds(kTransferIdleMs / 2));
+  timer->async_wait([timer, weak = std::weak_ptr<Session>(session)](const boost::system::error_code&) {
+    auto s = weak.lock();
+    if (!s) return;
+    s->watching_chunks = false;
+    s->chunks.drop_idle(unix_ms());
+    watch_idle_transfers(s);
+  });
+}
+
+}  // namespace
+
+void on_produce(Context& ctx, Session& session, const Request& request, Reply& reply) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  if (!admit(ctx.gate(), snap, session, reply, "PRODUCE", {"producer"})) return;
+  if (!within_rate(snap, session, reply, request.args.size())) return;
+  std::string storage;
+  auto object = request_object_or_error(request, reply, storage);
+  if (!object) return;
+  produce(ctx, snap, session, reply, *object, {request.attachments.begin(), request.attachments.end()});
+}
+
+void on_produce_chunk(Context& ctx, Session& session, const Request& request, Reply& reply) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  if (!admit(ctx.gate(), snap, session, reply, "PRODUCE_CHUNK", {"producer"})) return;
+  if (!within_rate(snap, session, reply, request.args.size())) return;
+  std::string storage;
+  auto object = request_object_or_error(request, reply, storage);
+  if (!object) return;
+  auto chunk = parse_produce_chunk(*object);
+  if (!chunk) return reply_error(reply, chunk.error());
+  const std::string transfer = chunk->transfer_id;
+  const size_t total = chunk->total;
+  auto joined = session.chunks.add(std::move(*chunk), unix_ms());
+  watch_idle_transfers(session.shared());
+  if (!joined) return reply_error(reply, joined.error());
+  if (!*joined) {
+    // A piece sent with an ack id is answered at once; the last one gets the PRODUCE's own answer.
+    if (reply.has_ack())
+      reply.ack("[{\"ok\":true,\"received\":" + std::to_string(session.chunks.received(transfer)) +
+                ",\"total\":" + std::to_string(total) + "}]");
+    return;
+  }
+  if (auto valid = check_object_text(**joined); !valid)
+    return reply_error(reply, Error{kMalformedRequest, "PRODUCE_CHUNK: the joined data: " + valid.error().message});
+  produce(ctx, snap, session, reply, **joined, {});
+}
+
+}  // namespace siomq::surfaces

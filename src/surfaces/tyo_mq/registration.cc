@@ -1,0 +1,93 @@
+#include "surfaces/tyo_mq/registration.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/broker.h"
+#include "surfaces/gate.h"
+#include "surfaces/tyo_mq/answers.h"
+#include "surfaces/tyo_mq/caps.h"
+#include "surfaces/tyo_mq/frames.h"
+#include "surfaces/tyo_mq/requests.h"
+
+namespace siomq::surfaces {
+namespace {
+
+struct NamedRegistration {
+  std::string name;
+  std::string id;
+  std::optional<int64_t> default_ttl_ms;  // -1: the producer's messages never expire
+};
+
+// A registration's name and id (§3.1, §3.2): name must be a string; id defaults to the session id.
+std::optional<NamedRegistration> registration(const Session& session, const Request& request, Reply& reply,
+                                              std::string_view what) {
+  std::string storage;
+  auto object = request_object_or_error(request, reply, storage);
+  if (!object) return std::nullopt;
+  auto reg = parse_registration(*object);
+  if (!reg.name) {
+    reply_error(reply, Error{-1, "Incorrect " + std::string(what) + "'s name"});
+    return std::nullopt;
+  }
+  NamedRegistration out{std::move(*reg.name), reg.id.value_or(session.id()), std::nullopt};
+  Ttl ttl = parse_ttl(reg.default_ttl);
+  if (ttl.kind == Ttl::Kind::never) out.default_ttl_ms = -1;
+  if (ttl.kind == Ttl::Kind::ms) out.default_ttl_ms = ttl.ms;
+  return out;
+}
+
+// §6.6: ANONYMOUS and ANONYMOUS-* names only where the realm allows them; otherwise ERROR -4 and the
+// connection is dropped.
+bool name_allowed(const auth::Snapshot& snap, Session& session, Reply& reply, const std::string& realm,
+                  const std::string& name) {
+  if (name != "ANONYMOUS" && !name.starts_with("ANONYMOUS-")) return true;
+  if (snap.auth.anonymous_allowed(realm)) return true;
+  reply.emit("ERROR", error_object(-4, "Anonymous names are not allowed in realm '" + realm + "'"));
+  session.close_now();
+  return false;
+}
+
+void on_register(Context& ctx, Session& session, const Request& request, Reply& reply, bool producer) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  if (!admit(ctx.gate(), snap, session, reply, producer ? "PRODUCER" : "CONSUMER",
+             {producer ? std::string_view("producer") : std::string_view("consumer")}))
+    return;
+  auto reg = registration(session, request, reply, producer ? "producer" : "consumer");
+  if (!reg) return;
+  const std::string realm = session.realm();
+  if (!name_allowed(snap, session, reply, realm, reg->name)) return;
+  const auth::LimitValues& limits = snap.limits.for_realm(realm);
+  broker::EndpointPtr endpoint = session.endpoint();
+  auto notices = ctx.broker.with_realm(realm, [&](broker::RealmRegistry& rm) -> std::optional<std::vector<broker::Notice>> {
+    Cap cap{limits.max_registrations_per_socket, limits.max_registrations_per_realm,
+            snap.limits.server.max_registrations_total, "max_registrations_per_socket", "max_registrations_per_realm",
+            "max_registrations_total"};
+    if (!within_cap(session, reply, session.registrations, {realm, (producer ? "p:" : "c:") + reg->name}, cap,
+                    [&] { return rm.producer_count() + rm.consumer_count(); }, [&] { return ctx.broker.names_total(); }))
+      return std::vector<broker::Notice>{};
+    if (producer) return rm.register_producer(reg->name, reg->id, endpoint, reg->default_ttl_ms);
+    return rm.register_consumer(reg->name, reg->id, endpoint);
+  });
+  if (!notices) {
+    // The name is held by another live connection: the newcomer is told and dropped (§3.2).
+    reply.emit("ERROR", error_object(-3, "Duplicate consumer name: " + reg->name));
+    session.close_now();
+    return;
+  }
+  session.realms.insert(realm);
+  send_notices(*notices);
+}
+
+}  // namespace
+
+void on_producer(Context& ctx, Session& session, const Request& request, Reply& reply) {
+  on_register(ctx, session, request, reply, true);
+}
+
+void on_consumer(Context& ctx, Session& session, const Request& request, Reply& reply) {
+  on_register(ctx, session, request, reply, false);
+}
+
+}  // namespace siomq::surfaces
