@@ -3,7 +3,7 @@
 //
 // Ownership: one Context per server, made by register_tyo_mq and held (shared_ptr) by every handler of
 // namespace "/" and by the housekeeping callback it returns. The broker, the durable queues and the live
-// settings it refers to are owned by the process (server/main.cc) and must outlive the SioServer whose
+// settings it refers to are owned by server::Server (server/server.h) and must outlive the SioServer whose
 // handlers hold the Context, and any callback still pending on the durable queues.
 //
 // Threading: the engine objects and `settings` are thread-safe; `sessions`, `nonces` and `enrolment` lock
