@@ -93,7 +93,7 @@ void Server::register_surfaces() {
   auto move = [this](surfaces::StoreTarget target, std::function<void(const Status&)> done) {
     move_store(std::move(target), std::move(done));
   };
-  housekeeping_ = surfaces::register_tyo_mq(*sio_, *broker_, *queues_, live_, {settings_.storage.default_ttl_ms, move});
+  tyo_mq_ = surfaces::register_tyo_mq(*sio_, *broker_, *queues_, live_, {settings_.storage.default_ttl_ms, move});
   if (settings_.diagnostics) surfaces::register_diagnostics(*sio_);
 }
 
@@ -144,7 +144,7 @@ void Server::start() {
 
 int Server::run() {
   start();
-  housekeeping_();
+  tyo_mq_.housekeeping();
   tick_.expires_after(std::chrono::seconds(1));
   tick_.async_wait([this](const boost::system::error_code& ec) { on_tick(ec); });
   signals_->async_wait([this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });
@@ -178,7 +178,7 @@ void Server::on_tick(const boost::system::error_code& ec) {
     if (*changed) spdlog::info("settings file {} changed: reloaded", options_.settings_file);
     else spdlog::error("settings file changed but keeping the last good settings: {}", changed->error().message);
   }
-  housekeeping_();
+  tyo_mq_.housekeeping();
   tick_.expires_after(std::chrono::seconds(1));
   tick_.async_wait([this](const boost::system::error_code& e) { on_tick(e); });
 }

@@ -107,7 +107,7 @@ class Server {
   std::unique_ptr<broker::Broker> broker_;
   std::unique_ptr<broker::DurableQueues> queues_;
   boost::asio::io_context main_io_;  // the main thread's loop
-  std::function<void()> housekeeping_;
+  surfaces::TyoMqSurface tyo_mq_;
   std::unique_ptr<net::EngineServer> engine_;
   net::HttpRoutes routes_;
   std::unique_ptr<net::Listener> listener_;

@@ -27,8 +27,8 @@
 
 namespace siomq::surfaces {
 
-std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
-                                      auth::LiveSettings& settings, TyoMqOptions options) {
+TyoMqSurface register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
+                             auth::LiveSettings& settings, TyoMqOptions options) {
   auto ctx = std::make_shared<Context>(broker, queues, settings, std::move(options));
   net::Namespace ns;
   ns.name = "/";
@@ -97,7 +97,7 @@ std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broke
   }
   ns.on_disconnect = [ctx](net::Socket& socket, std::string_view) { on_disconnect(*ctx, socket); };
   sio.add_namespace(std::move(ns));
-  return [ctx] { housekeeping(*ctx); };
+  return {[ctx] { housekeeping(*ctx); }, ctx};
 }
 
 }  // namespace siomq::surfaces

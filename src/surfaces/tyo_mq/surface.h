@@ -25,6 +25,8 @@ class LiveSettings;
 
 namespace siomq::surfaces {
 
+struct Context;
+
 // Where management's set_persistence moves the durable store.
 struct StoreTarget {
   std::string backend;  // memory, file or redis
@@ -40,14 +42,23 @@ struct TyoMqOptions {
   MoveStore move_store;  // absent: set_persistence answers 501
 };
 
-// Serves namespace "/". Returns the surface's housekeeping (expired ephemeral realms, idle eviction):
-// call it about once a second from one thread.
+// What register_tyo_mq hands back to the process.
+struct TyoMqSurface {
+  // The surface's housekeeping (expired ephemeral realms, idle eviction): call it about once a second
+  // from one thread.
+  std::function<void()> housekeeping;
+  // The surface's state, for the other surfaces of the tyo-mq protocol that share it (HTTP, SSE,
+  // /remote): they call the same handlers, gate and realms as namespace "/".
+  std::shared_ptr<Context> context;
+};
+
+// Serves namespace "/".
 //
 // The handlers added to `sio` and the returned function hold references to `broker`, `queues` and
 // `settings` (through the surface's Context): the caller owns those and keeps them alive until `sio` has
 // stopped and every callback it gave the durable queues has run. `options.move_store` is called from a
 // worker thread and may answer from any thread.
-std::function<void()> register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
-                                      auth::LiveSettings& settings, TyoMqOptions options);
+TyoMqSurface register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
+                             auth::LiveSettings& settings, TyoMqOptions options);
 
 }  // namespace siomq::surfaces
