@@ -127,12 +127,47 @@ test('get: public settings hide every secret', async (t) => {
   assert.equal(r.ok, true);
   const text = JSON.stringify(r.settings);
   for (const secret of [ADMIN, 'tok-r1', RKEY, 'psk', 'jwt-secret', 's3', 's4', '"mgmt"']) assert.ok(!text.includes(secret), secret);
-  assert.deepEqual(r.settings.auth.tokens[1], { realm: 'r1', role: 'both', client_id: 'c1', client_name: 'one', token_hash: sha256('tok-r1') });
-  assert.deepEqual(r.settings.auth.realms.r1, { manager_key_configured: true, key_configured: true });
-  assert.equal(r.settings.auth.jwt_secret, '<configured>');
-  assert.equal(r.settings.auth.auth_secret, '<configured>');
-  assert.deepEqual(r.settings.auth.management_tokens, [{ realm_prefix: 'tenant-', token_hash: sha256('mgmt'), max_ttl: '1h' }]);
+  assert.deepEqual(r.settings.tokens[1], { realm: 'r1', role: 'both', client_id: 'c1', client_name: 'one', token_hash: sha256('tok-r1') });
+  assert.deepEqual(r.settings.realms.r1, { manager_key_configured: true, key_configured: true });
+  assert.equal(r.settings.jwt_secret, '<configured>');
+  assert.equal(r.settings.auth_secret, '<configured>');
+  assert.deepEqual(r.settings.management_tokens, [{ realm_prefix: 'tenant-', token_hash: sha256('mgmt'), max_ttl: '1h' }]);
   assert.deepEqual(r.settings.persistence, { storage: 'memory', storage_options: { url: 'redis://x' } });
+});
+
+// Issue 14 §1: the public settings are the `auth` block itself, with its keys at the top level (a tyo-mq
+// manager reads `settings.realms.<r>.manager_key_configured` and `settings.management_tokens`), plus
+// persistence and namespaces; every settings command answers the same shape as `get`.
+test('§8.2 public settings: the auth block at the top level, exactly, in get and in a settings command', async (t) => {
+  const server = await startServer(t, {
+    settings: {
+      auth: {
+        enabled: true,
+        tokens: [{ token: ADMIN, realm: '*', role: 'admin' }],
+        realms: { r1: { manager_key: RKEY } },
+        management_tokens: [{ token: 'mgmt', realm_prefix: 'tenant-' }],
+        jwt_secret: 'jwt-secret',
+      },
+      limits: { enabled: true, messages_per_second: 1000 },
+      storage: 'memory',
+    },
+  });
+  const s = await admin(server, t);
+  const expected = {
+    enabled: true,
+    tokens: [{ realm: '*', role: 'admin', client_id: null, client_name: null, token_hash: sha256(ADMIN) }],
+    realms: { r1: { manager_key_configured: true } },
+    management_tokens: [{ realm_prefix: 'tenant-', token_hash: sha256('mgmt') }],
+    jwt_secret: '<configured>',
+    persistence: { storage: 'memory', storage_options: {} },
+    namespaces: {},
+  };
+  const got = await manage(s, { command: 'get' }, ADMIN);
+  assert.deepEqual(got, { ok: true, settings: expected });
+  const added = await manage(s, { command: 'add_realm', realm: 'r2', manager_key: 'k2', required: true }, ADMIN);
+  assert.equal(added.ok, true);
+  assert.deepEqual(added.settings, { ...expected, realms: { ...expected.realms, r2: { required: true, manager_key_configured: true } } });
+  assert.equal(added.settings.auth, undefined);
 });
 
 test('realm commands: add, auth, acceptance, manager key, key, e2ee, lifetime, rename; each error code', async (t) => {
@@ -141,36 +176,36 @@ test('realm commands: add, auth, acceptance, manager key, key, e2ee, lifetime, r
   const m = (body) => manage(s, body, ADMIN);
   let r = await m({ command: 'add_realm', realm: 'shop', manager_key: 'shop-key', key: 'k1', e2ee: 'opportunistic' });
   assert.equal(r.ok, true);
-  assert.deepEqual(r.settings.auth.realms.shop, { required: true, manager_key_configured: true, key_configured: true, e2ee: 'opportunistic' });
+  assert.deepEqual(r.settings.realms.shop, { required: true, manager_key_configured: true, key_configured: true, e2ee: 'opportunistic' });
   assert.deepEqual(await m({ command: 'add_realm', realm: 'shop' }), { ok: false, code: 409, message: "Realm 'shop' already exists" });
   assert.equal((await m({ command: 'add_realm', realm: 'tmp', ttl: 'soon' })).code, 400);
   assert.equal((await m({ command: 'add_realm', realm: 'tmp', ttl: 0 })).code, 400);
   assert.equal((await m({ command: 'add_realm', realm: '' })).code, 400);
   assert.equal((await m({ command: 'add_realm', realm: 'tmp', e2ee: 'maybe' })).code, 400);
   r = await m({ command: 'add_realm', realm: 'tmp', ttl: '2h' });
-  const expires = r.settings.auth.realms.tmp.expires_at;
-  assert.equal(r.settings.auth.realms.tmp.ephemeral, true);
+  const expires = r.settings.realms.tmp.expires_at;
+  assert.equal(r.settings.realms.tmp.ephemeral, true);
   assert.ok(Math.abs(expires - (Date.now() + 7200000)) < 60000);
 
   r = await m({ command: 'set_realm_auth', realm: 'brand-new', required: false });
-  assert.deepEqual(r.settings.auth.realms['brand-new'], { required: false });  // created
+  assert.deepEqual(r.settings.realms['brand-new'], { required: false });  // created
   assert.equal((await m({ command: 'set_realm_auth', realm: 'x', required: 'no' })).code, 400);
   r = await m({ command: 'set_realm_acceptance', realm: 'shop', required: false });
-  assert.equal(r.settings.auth.realms.shop.require_acceptance, false);
+  assert.equal(r.settings.realms.shop.require_acceptance, false);
   assert.equal((await m({ command: 'set_realm_manager_key', realm: 'ghost', manager_key: 'k' })).code, 404);
   r = await m({ command: 'set_realm_manager_key', realm: 'shop' });  // absent: removed
-  assert.equal(r.settings.auth.realms.shop.manager_key_configured, undefined);
+  assert.equal(r.settings.realms.shop.manager_key_configured, undefined);
   assert.equal((await m({ command: 'set_realm_key', realm: 'ghost', key: 'k' })).code, 404);
   r = await m({ command: 'set_realm_key', realm: 'shop', preshared_key: 'k2', require_key: true });
-  assert.equal(r.settings.auth.realms.shop.key_configured, true);
-  assert.equal(r.settings.auth.realms.shop.require_key, true);
+  assert.equal(r.settings.realms.shop.key_configured, true);
+  assert.equal(r.settings.realms.shop.require_key, true);
   r = await m({ command: 'set_realm_e2ee', realm: 'shop', policy: 'required' });
-  assert.equal(r.settings.auth.realms.shop.e2ee, 'required');
+  assert.equal(r.settings.realms.shop.e2ee, 'required');
   assert.equal((await m({ command: 'set_realm_e2ee', realm: 'shop', e2ee: 'sometimes' })).code, 400);
   r = await m({ command: 'set_realm_lifetime', realm: 'shop', ttl: 60 });
-  assert.ok(r.settings.auth.realms.shop.expires_at > Date.now() + 50000);
+  assert.ok(r.settings.realms.shop.expires_at > Date.now() + 50000);
   r = await m({ command: 'set_realm_lifetime', realm: 'shop', ephemeral: false });
-  assert.equal(r.settings.auth.realms.shop.expires_at, undefined);
+  assert.equal(r.settings.realms.shop.expires_at, undefined);
 
   // The live settings follow at once: the key now guards shop, acceptance is off for producers.
   const c = await connectV4(server.url, { transports: ['websocket'] });
@@ -193,8 +228,8 @@ test('realm commands: add, auth, acceptance, manager key, key, e2ee, lifetime, r
   assert.equal((await m({ command: 'rename_realm', from: 'r1', to: 'shop' })).code, 409);
   assert.equal((await m({ command: 'rename_realm', from: 'default', to: 'y' })).code, 400);
   r = await m({ command: 'rename_realm', from: 'r1', to: 'r1-renamed' });
-  assert.deepEqual(r.settings.auth.realms.r1, { manager_key_configured: true, key_configured: true, renamed_to: 'r1-renamed' });
-  assert.deepEqual(r.settings.auth.realms['r1-renamed'], { manager_key_configured: true, key_configured: true });
+  assert.deepEqual(r.settings.realms.r1, { manager_key_configured: true, key_configured: true, renamed_to: 'r1-renamed' });
+  assert.deepEqual(r.settings.realms['r1-renamed'], { manager_key_configured: true, key_configured: true });
   const moved = await connectV4(server.url, { transports: ['websocket'] });
   t.after(() => moved.close());
   assert.deepEqual(await authenticate(moved, { token: 'tok-r1' }), { event: 'AUTH_OK', body: { realm: 'r1-renamed', role: 'both' } });
@@ -228,7 +263,7 @@ test('realm-scoped signing: the realm manager_key may run four commands and gets
   assert.ok(cfg.expires_at <= Date.now() + 600000 && cfg.expires_at > Date.now() + 500000, String(cfg.expires_at - Date.now()));
   // An admin is not clamped.
   r = await manage(s, { command: 'set_realm_lifetime', realm: 'tenant-a', ephemeral: false }, ADMIN);
-  assert.equal(r.settings.auth.realms['tenant-a'].expires_at, undefined);
+  assert.equal(r.settings.realms['tenant-a'].expires_at, undefined);
 });
 
 test('tokens: management tokens, external auth, revoke_token (by token, hash, realm+client_id; admins only with allow_admin)', async (t) => {
@@ -236,24 +271,24 @@ test('tokens: management tokens, external auth, revoke_token (by token, hash, re
   const s = await admin(server, t);
   const m = (body) => manage(s, body, ADMIN);
   let r = await m({ command: 'add_management_token', token: 'mt-1', realm_prefix: 'team-', ephemeral_only: true, max_ttl: '2h' });
-  assert.deepEqual(r.settings.auth.management_tokens, [{ realm_prefix: 'team-', token_hash: sha256('mt-1'), ephemeral_only: true, max_ttl: '2h' }]);
+  assert.deepEqual(r.settings.management_tokens, [{ realm_prefix: 'team-', token_hash: sha256('mt-1'), ephemeral_only: true, max_ttl: '2h' }]);
   assert.equal((await m({ command: 'add_management_token', token: 'mt-1', realm_prefix: 'x' })).code, 409);
   assert.equal((await m({ command: 'add_management_token', token: 'mt-2', realm_prefix: 'x', max_ttl: 'forever' })).code, 400);
   assert.equal((await m({ command: 'revoke_management_token', token_hash: sha256('nope') })).code, 404);
   r = await m({ command: 'revoke_management_token', token_hash: sha256('mt-1') });
-  assert.deepEqual(r.settings.auth.management_tokens, []);
+  assert.deepEqual(r.settings.management_tokens, []);
 
   assert.equal((await m({ command: 'set_external_auth', auth_url: 'ftp://x' })).code, 400);
   assert.equal((await m({ command: 'set_external_auth', auth_url: 'http://v/', realm: 'a', realm_prefix: 'b' })).code, 400);
   r = await m({ command: 'set_external_auth', auth_url: 'http://127.0.0.1:9/check', auth_secret: 'sec', realm: 'r1' });
-  assert.equal(r.settings.auth.realms.r1.auth_url, 'http://127.0.0.1:9/check');
-  assert.equal(r.settings.auth.realms.r1.auth_secret_configured, true);
+  assert.equal(r.settings.realms.r1.auth_url, 'http://127.0.0.1:9/check');
+  assert.equal(r.settings.realms.r1.auth_secret_configured, true);
   r = await m({ command: 'set_external_auth', auth_url: 'http://127.0.0.1:9/p', realm_prefix: 'p-' });
-  assert.deepEqual(r.settings.auth.external_validators, [{ realm_prefix: 'p-', auth_url: 'http://127.0.0.1:9/p' }]);
+  assert.deepEqual(r.settings.external_validators, [{ realm_prefix: 'p-', auth_url: 'http://127.0.0.1:9/p' }]);
   r = await m({ command: 'set_external_auth', auth_url: 'http://127.0.0.1:9/global', auth_secret: 'g' });
-  assert.equal(r.settings.auth.auth_url, 'http://127.0.0.1:9/global');
+  assert.equal(r.settings.auth_url, 'http://127.0.0.1:9/global');
   r = await m({ command: 'set_external_auth', auth_url: '', realm_prefix: 'p-' });
-  assert.deepEqual(r.settings.auth.external_validators, []);
+  assert.deepEqual(r.settings.external_validators, []);
 
   assert.equal((await m({ command: 'revoke_token' })).code, 400);
   assert.equal((await m({ command: 'revoke_token', token: 'no-such' })).code, 404);
@@ -287,7 +322,7 @@ test('set_global_auth, set_persistence, reload_settings; every change is in the 
   assert.deepEqual(r.settings.persistence, { storage: 'memory', storage_options: { default_ttl: '2h' } });
   await m({ command: 'add_realm', realm: 'kept', required: false });
   r = await m({ command: 'set_global_auth', enabled: false });
-  assert.equal(r.settings.auth.enabled, false);
+  assert.equal(r.settings.enabled, false);
   const onDisk = readSettings(server);
   assert.equal(onDisk.auth.enabled, false);
   assert.deepEqual(onDisk.auth.realms.kept, { required: false });
@@ -300,12 +335,12 @@ test('set_global_auth, set_persistence, reload_settings; every change is in the 
   onDisk.storage = 'memory';
   fs.writeFileSync(server.settingsFile, JSON.stringify(onDisk));
   r = await m({ command: 'reload_settings' });
-  assert.equal(r.settings.auth.enabled, true);
+  assert.equal(r.settings.enabled, true);
   fs.writeFileSync(server.settingsFile, '{ broken');
   r = await m({ command: 'reload_settings' });
   assert.equal(r.code, 500);
   r = await m({ command: 'get' });
-  assert.equal(r.settings.auth.realms.kept.required, false);
+  assert.equal(r.settings.realms.kept.required, false);
 
   // Without a settings file: reload is a 400, changes live in memory only.
   const bare = await startServer(t, { env: { TYO_MQ_ADMIN_TOKEN: 'bare-admin' } });
@@ -318,7 +353,7 @@ test('set_global_auth, set_persistence, reload_settings; every change is in the 
   const again = await startServer(t, { settings: JSON.parse(fs.readFileSync(server.settingsFile, 'utf8')) });
   const a = await admin(again, t);
   r = await manage(a, { command: 'get' }, ADMIN);
-  assert.deepEqual(r.settings.auth.realms.kept, { required: false });
+  assert.deepEqual(r.settings.realms.kept, { required: false });
 });
 
 test('set_persistence moves the live store: what is queued goes along, and a restart finds it there', async (t) => {
@@ -476,7 +511,7 @@ test('remove_realm: settings, tokens, live state, sockets, stored rows and DLQ g
   assert.equal(r.ok, true);
   assert.equal(r.removed_tokens, 2);
   assert.equal(r.disconnected_sockets, 2);
-  assert.equal(r.settings.auth.realms.r1, undefined);
+  assert.equal(r.settings.realms.r1, undefined);
   await Promise.all(gone);
   assert.equal(readSettings(server).auth.tokens.length, 1);
   const stats = await manage(s, { command: 'stats' }, ADMIN);
@@ -493,7 +528,7 @@ test('ephemeral realms expire: swept at start-up and while running, with the ful
   const s = await admin(server, t);
   await server.waitForLog(/realm 'old' expired/);
   let r = await manage(s, { command: 'get' }, ADMIN);
-  assert.equal(r.settings.auth.realms.old, undefined);
+  assert.equal(r.settings.realms.old, undefined);
   r = await manage(s, { command: 'add_realm', realm: 'brief', required: false, ttl: '1500ms' }, ADMIN);
   assert.equal(r.ok, true);
   const c = await connectV4(server.url, { transports: ['websocket'] });
@@ -501,7 +536,7 @@ test('ephemeral realms expire: swept at start-up and while running, with the ful
   c.emit('CONSUMER', { name: 'x' });
   await once(c, 'disconnect', 6000 * TIME_SCALE);
   r = await manage(s, { command: 'get' }, ADMIN);
-  assert.equal(r.settings.auth.realms.brief, undefined);
+  assert.equal(r.settings.realms.brief, undefined);
 });
 
 test('§7 enrolment: request, poll, approve (token persisted, requester told), reject, supersede, errors', async (t) => {

@@ -88,9 +88,9 @@ test('get masks secrets under every alias the settings accept (camelCase too) an
   assert.equal(r.ok, true, JSON.stringify(r));
   const text = JSON.stringify(r.settings);
   for (const secret of secrets) assert.ok(!text.includes(secret), `${secret} leaked: ${text}`);
-  assert.equal(r.settings.auth.jwt_secret, '<configured>');
-  assert.deepEqual(r.settings.auth.realms.camel, { manager_key_configured: true, key_configured: true, auth_secret_configured: true });
-  assert.equal(r.settings.auth.management_tokens[0].realm_prefix, 'tenant-');
+  assert.equal(r.settings.jwt_secret, '<configured>');
+  assert.deepEqual(r.settings.realms.camel, { manager_key_configured: true, key_configured: true, auth_secret_configured: true });
+  assert.equal(r.settings.management_tokens[0].realm_prefix, 'tenant-');
   assert.equal(r.settings.persistence.storage_options.url, 'redis://user:<configured>@127.0.0.1:1');
 });
 
@@ -104,7 +104,7 @@ test('rename_realm keeps the old name locked with its keys: its stored queues do
   const a = await admin(server, t);
   const r = await manage(a, { command: 'rename_realm', from: 'acme', to: 'acme-2' }, ADMIN);
   assert.equal(r.ok, true, JSON.stringify(r));
-  assert.equal(r.settings.auth.realms.acme.renamed_to, 'acme-2');
+  assert.equal(r.settings.realms.acme.renamed_to, 'acme-2');
   const anon = await client(server, t);
   assert.deepEqual(await authenticate(anon, { realm: 'acme', role: 'consumer' }),
     { event: 'AUTH_FAIL', body: { code: 401, message: "Realm 'acme' requires a valid pre-shared key" } });

@@ -74,54 +74,59 @@ json token_view(const json& t) {
           {"token_hash", auth::sha256_hex(t.value("token", ""))}};
 }
 
-// §8.2's public settings: tokens as hashes, secrets as flags, plus persistence and namespaces.
-json public_settings(const json& doc) {
-  json out = doc.is_object() ? doc : json::object();
-  if (out.contains("auth") && out["auth"].is_object()) {
-    json& a = out["auth"];
-    a = with_snake_keys(a);
-    for (const char* list : {"tokens", "management_tokens", "external_validators"}) {
-      if (a.contains(list) && a[list].is_array())
-        for (auto& entry : a[list]) entry = with_snake_keys(entry);
+// The `auth` block as replies show it: tokens as hashes, secrets as flags or "<configured>".
+json public_auth(const json& raw) {
+  json a = raw.is_object() ? with_snake_keys(raw) : json::object();
+  for (const char* list : {"tokens", "management_tokens", "external_validators"}) {
+    if (a.contains(list) && a[list].is_array())
+      for (auto& entry : a[list]) entry = with_snake_keys(entry);
+  }
+  if (a.contains("tokens") && a["tokens"].is_array()) {
+    json tokens = json::array();
+    for (const auto& t : a["tokens"]) tokens.push_back(token_view(t));
+    a["tokens"] = tokens;
+  }
+  for (const char* k : {"jwt_secret", "auth_secret"}) {
+    if (a.contains(k)) a[k] = "<configured>";
+  }
+  if (a.contains("management_tokens") && a["management_tokens"].is_array()) {
+    json tokens = json::array();
+    for (const auto& t : a["management_tokens"]) {
+      json v = {{"realm_prefix", t.value("realm_prefix", "")}, {"token_hash", auth::sha256_hex(t.value("token", ""))}};
+      if (t.contains("ephemeral_only")) v["ephemeral_only"] = t["ephemeral_only"];
+      if (t.contains("max_ttl")) v["max_ttl"] = t["max_ttl"];
+      tokens.push_back(v);
     }
-    if (a.contains("tokens") && a["tokens"].is_array()) {
-      json tokens = json::array();
-      for (const auto& t : a["tokens"]) tokens.push_back(token_view(t));
-      a["tokens"] = tokens;
-    }
-    for (const char* k : {"jwt_secret", "jwtSecret", "auth_secret", "authSecret"}) {
-      if (a.contains(k)) a[k] = "<configured>";
-    }
-    if (a.contains("management_tokens") && a["management_tokens"].is_array()) {
-      json tokens = json::array();
-      for (const auto& t : a["management_tokens"]) {
-        json v = {{"realm_prefix", t.value("realm_prefix", "")}, {"token_hash", auth::sha256_hex(t.value("token", ""))}};
-        if (t.contains("ephemeral_only")) v["ephemeral_only"] = t["ephemeral_only"];
-        if (t.contains("max_ttl")) v["max_ttl"] = t["max_ttl"];
-        tokens.push_back(v);
+    a["management_tokens"] = tokens;
+  }
+  if (a.contains("external_validators") && a["external_validators"].is_array()) {
+    for (auto& v : a["external_validators"]) {
+      if (v.is_object() && v.contains("auth_secret")) {
+        v.erase("auth_secret");
+        v["auth_secret_configured"] = true;
       }
-      a["management_tokens"] = tokens;
-    }
-    if (a.contains("external_validators") && a["external_validators"].is_array()) {
-      for (auto& v : a["external_validators"]) {
-        if (v.is_object() && v.contains("auth_secret")) {
-          v.erase("auth_secret");
-          v["auth_secret_configured"] = true;
-        }
-      }
-    }
-    if (a.contains("realms") && a["realms"].is_object()) {
-      for (auto& [name, cfg] : a["realms"].items()) cfg = public_realm(cfg);
     }
   }
-  json storage_options = doc.contains("storage_options") ? with_snake_keys(doc["storage_options"]) : json::object();
+  if (a.contains("realms") && a["realms"].is_object()) {
+    for (auto& [name, cfg] : a["realms"].items()) cfg = public_realm(cfg);
+  }
+  return a;
+}
+
+// §8.2's public settings are the `auth` block itself (its keys at the top level, as a tyo-mq manager
+// reads `settings.realms.<r>` and `settings.management_tokens`), plus `persistence` and `namespaces`.
+// The other blocks of the settings file (limits, storage, http_api, …) are not part of them.
+json public_settings(const json& doc) {
+  json out = public_auth(doc.is_object() && doc.contains("auth") ? doc["auth"] : json::object());
+  json storage_options = doc.is_object() && doc.contains("storage_options") ? with_snake_keys(doc["storage_options"])
+                                                                             : json::object();
   if (storage_options.is_object()) {
     if (storage_options.contains("url")) storage_options["url"] = masked_url(storage_options["url"]);
     if (storage_options.contains("password")) storage_options["password"] = "<configured>";
   }
-  if (out.contains("storage_options")) out["storage_options"] = storage_options;
-  out["persistence"] = {{"storage", doc.value("storage", "file")}, {"storage_options", storage_options}};
-  out["namespaces"] = doc.contains("namespaces") ? doc["namespaces"] : json::object();
+  out["persistence"] = {{"storage", doc.is_object() ? doc.value("storage", "file") : "file"},
+                        {"storage_options", storage_options}};
+  out["namespaces"] = doc.is_object() && doc.contains("namespaces") ? doc["namespaces"] : json::object();
   return out;
 }
 

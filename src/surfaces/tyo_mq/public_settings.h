@@ -8,8 +8,12 @@
 
 namespace siomq::surfaces {
 
-// The whole document as `get` shows it, with `persistence` and `namespaces`.
+// What `get` and every settings command answer as `settings` (§8.2): the `auth` block's keys at the top
+// level (realms, tokens, management_tokens, external_validators, jwt_secret, enabled, …, masked), plus
+// `persistence:{storage, storage_options}` and `namespaces`.
 nlohmann::json public_settings(const nlohmann::json& doc);
+// The `auth` block alone, masked.
+nlohmann::json public_auth(const nlohmann::json& auth);
 // One realm's block as replies show it.
 nlohmann::json public_realm(const nlohmann::json& cfg);
 // One token entry: realm, role, client_id, client_name, token_hash.
