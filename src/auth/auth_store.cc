@@ -16,6 +16,7 @@
 
 #include "auth/auth_config.h"
 #include "auth/hmac.h"
+#include "wire/log_text.h"
 
 namespace siomq::auth {
 namespace {
@@ -260,7 +261,7 @@ void AuthStore::load() {
     if (why) {
       ++quarantined_;
       spdlog::warn("auth_store {}: record '{}' cannot be read ({}); moved to the quarantine", path_,
-                   std::string(key.substr(0, 80)), *why);
+                   log_text(key, 80), *why);
       quarantine.Put(std::string(kQuarantinePrefix).append(key), it->value());
       quarantine.Delete(it->key());
     }

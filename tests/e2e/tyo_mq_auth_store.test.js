@@ -78,6 +78,9 @@ test('imported once and removed from the file; changes survive restarts; removal
   assert.equal((await manage(mgr, { command: 'add_realm', realm: 'r2', manager_key: 'k2' }, ADMIN)).ok, true);
   await enrol(server, t, mgr, 'r2', 'tok-r2');
   assert.equal((await manage(mgr, { command: 'add_management_token', token: 'mt-1', realm_prefix: 'tmp-' }, ADMIN)).ok, true);
+  assert.equal((await manage(mgr, { command: 'set_external_auth', realm: 'r2', auth_url: 'http://127.0.0.1:9/check' }, ADMIN)).ok, true);
+  assert.equal((await manage(mgr, { command: 'add_realm', realm: 'r4', required: false }, ADMIN)).ok, true);
+  assert.equal((await manage(mgr, { command: 'rename_realm', from: 'r4', to: 'r5' }, ADMIN)).ok, true);
   assert.equal(await authAs(server, t, 'tok-r2'), 'AUTH_OK r2');
   assert.equal(holdsStoredPart(d.read()), false, 'the changes went to the store, not the file');
   await server.stop();
@@ -89,6 +92,9 @@ test('imported once and removed from the file; changes survive restarts; removal
   let got = authOf(await manage(mgr, { command: 'get' }, ADMIN));
   assert.ok(got.realms.r2, JSON.stringify(got));
   assert.equal(got.realms.r2.manager_key_configured, true);
+  assert.equal(got.realms.r2.auth_url, 'http://127.0.0.1:9/check');
+  assert.equal(got.realms.r5.required, false);
+  assert.equal(got.realms.r4.renamed_to, 'r5');
   assert.deepEqual(got.management_tokens.map((m) => m.token_hash), [sha256('mt-1')]);
   // A realm's own manager signs a realm-scoped command: stored as well.
   assert.equal((await manage(mgr, { command: 'set_realm_key', realm: 'r1', key: 'psk-1' }, RKEY)).ok, true);
