@@ -150,8 +150,9 @@ void Server::start() {
 }
 
 int Server::run() {
-  start();
+  // Realms that expired while the server was down are disposed of before the first client is accepted.
   tyo_mq_.housekeeping();
+  start();
   tick_.expires_after(std::chrono::seconds(1));
   tick_.async_wait([this](const boost::system::error_code& ec) { on_tick(ec); });
   signals_->async_wait([this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });

@@ -153,6 +153,7 @@ test('an ephemeral realm that expired while the server was down is swept at boot
 
   server = await d.start();
   await server.waitForLog("realm 'tmp-1' removed: 1 tokens");
+  assert.ok(server.logs().indexOf("realm 'tmp-1' removed") < server.logs().indexOf('listening on'), 'before any client');
   assert.equal(await authAs(server, t, 'tok-tmp'), 'AUTH_FAIL');
   await server.stop();
   server = await d.start();
