@@ -2,6 +2,8 @@
 
 #include "auth/hmac.h"
 
+#include <spdlog/spdlog.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -116,14 +118,45 @@ Status write_file_atomically(const std::string& path, const std::string& text) {
   return Ok{};
 }
 
-LiveSettings::LiveSettings(json document, std::string path, Validator validate)
-    : path_(std::move(path)), validate_(std::move(validate)) {
+LiveSettings::LiveSettings(json document, std::string path, Validator validate, std::unique_ptr<AuthStore> store)
+    : path_(std::move(path)), validate_(std::move(validate)), store_(std::move(store)) {
   if (document.is_null()) document = json::object();
-  // The caller has vetted this first version already (it read the file): only the snapshot is parsed.
+  // The caller has vetted this first version already (it read the file): only the snapshot is parsed,
+  // before anything of it goes into the store.
   Snapshot s = parse_snapshot(document);
   std::lock_guard lock(mu_);
+  if (store_) {
+    document = with_stored_part(std::move(document));
+    s = parse_snapshot(document);
+  }
   install(std::move(document), std::move(s));
   seen_ = stamp();
+}
+
+LiveSettings::~LiveSettings() = default;
+
+json LiveSettings::with_stored_part(json file_document) {
+  const bool held = holds_stored_part(file_document);
+  StoredAuth part = take_stored_part(file_document);
+  if (!store_->imported()) {
+    if (auto s = store_->import(part, path_); !s) throw std::runtime_error(s.error().message);
+    spdlog::info("auth_store {}: imported {} realms, {} tokens and {} management tokens from {}", store_->path(),
+                 part.realms.size(), part.tokens.size(), part.management_tokens.size(),
+                 path_.empty() ? "the settings" : path_);
+  } else if (held) {
+    spdlog::warn("auth_store {}: auth.realms, auth.tokens and auth.management_tokens in {} are ignored: the auth "
+                 "store holds them since its first start (change them with management commands)",
+                 store_->path(), path_);
+  }
+  // Imported or ignored, they leave the file: secrets are not kept where they no longer count.
+  if (held && !path_.empty()) {
+    if (auto s = write_file_atomically(path_, file_document.dump(2) + "\n"); !s)
+      spdlog::error("auth_store: {} still holds realms or tokens (ignored): {}", path_, s.error().message);
+    else spdlog::info("auth_store: realms and tokens removed from {}", path_);
+  }
+  file_part_ = file_document;
+  put_stored_part(file_document, store_->contents());
+  return file_document;
 }
 
 Snapshot LiveSettings::parse(const json& document) const {
@@ -174,17 +207,50 @@ Status LiveSettings::update(const std::function<Status(json&)>& change) {
   std::lock_guard lock(mu_);
   json copy = document_;
   if (auto s = change(copy); !s) return s;
+  StoredAuth stored;
+  json file_part;
+  if (store_) {
+    // Split, then merged again: `copy` is then exactly what the two places will hold.
+    file_part = copy;
+    stored = take_stored_part(file_part);
+    copy = file_part;
+    put_stored_part(copy, stored);
+  }
   Snapshot parsed;
   try {
     parsed = parse(copy);
   } catch (const std::exception& e) {
     return make_error(std::string("invalid settings: ") + e.what(), 400);
   }
+  if (store_) return save_parts(std::move(copy), std::move(parsed), stored, std::move(file_part));
   if (!path_.empty()) {
     if (auto s = write_file_atomically(path_, copy.dump(2) + "\n"); !s) return s;
     seen_ = stamp();
   }
   install(std::move(copy), std::move(parsed));
+  return Ok{};
+}
+
+Status LiveSettings::save_parts(json merged, Snapshot parsed, const StoredAuth& stored, json file_part) {
+  const bool stored_changed = stored != store_->contents();
+  std::optional<StoredAuth> before;
+  if (stored_changed) {
+    before = store_->contents();
+    if (auto s = store_->save(stored); !s) return s;
+  }
+  if (file_part != file_part_ && !path_.empty()) {
+    if (auto s = write_file_atomically(path_, file_part.dump(2) + "\n"); !s) {
+      // All or nothing: the store goes back to what it held.
+      if (before) {
+        if (auto undo = store_->save(*before); !undo)
+          spdlog::error("auth_store: a change is stored but the settings file was not written: {}", undo.error().message);
+      }
+      return s;
+    }
+    seen_ = stamp();
+  }
+  file_part_ = std::move(file_part);
+  install(std::move(merged), std::move(parsed));
   return Ok{};
 }
 
@@ -197,12 +263,31 @@ Status LiveSettings::reload() {
   json doc = json::parse(*text, nullptr, false);
   if (doc.is_discarded()) return make_error("settings file " + path_ + " is not valid JSON", 500);
   try {
+    note_auth_store_change(doc);
+    if (store_) {
+      // The file's part is checked before the store's part replaces it in the merged document.
+      json file_part = doc;
+      take_stored_part(file_part);
+      json merged = file_part;
+      put_stored_part(merged, store_->contents());
+      Snapshot parsed = parse(merged);
+      doc = with_stored_part(std::move(doc));
+      seen_ = stamp();
+      install(std::move(doc), std::move(parsed));
+      return Ok{};
+    }
     Snapshot parsed = parse(doc);
     install(std::move(doc), std::move(parsed));
   } catch (const std::exception& e) {
     return make_error("settings file " + path_ + ": " + e.what(), 500);
   }
   return Ok{};
+}
+
+void LiveSettings::note_auth_store_change(const json& doc) const {
+  auto now = auth_store_path(doc);  // a wrong type throws: the reload is refused
+  std::optional<std::string> running = store_ ? std::optional<std::string>(store_->path()) : std::nullopt;
+  if (now != running) spdlog::warn("settings: a change of auth_store applies at the next start");
 }
 
 std::optional<Status> LiveSettings::reload_if_changed() {
@@ -258,6 +343,12 @@ std::string LiveSettings::bootstrap_admin_token() {
   Snapshot parsed = parse(document_);
   install(document_, std::move(parsed));
   return "auth: admin token from " + source;
+}
+
+Status LiveSettings::backup_auth_store(const std::string& dir) {
+  std::lock_guard lock(mu_);
+  if (!store_) return make_error("no auth_store is configured", 400);
+  return store_->backup(dir);
 }
 
 }  // namespace siomq::auth

@@ -1,6 +1,13 @@
 // The settings document while the server runs: what the auth, limits and idle-eviction decisions read
 // (a parsed Snapshot, swapped whole), what management commands change, and what is written back to the
 // settings file. Thread-safe; a reader never sees a half-applied change.
+//
+// With an auth store (auth_store.h), the document is two parts merged: the settings file without
+// auth.realms, auth.tokens and auth.management_tokens, and those three from the store. A change goes to
+// the part it touches (the store synced, the file rewritten only when its part changed) before update()
+// returns; reload() reads the file's part only, so it neither brings back nor drops what the store holds.
+// Threading: every change, reload and backup runs under one mutex (management commands call update()
+// from worker threads; the main thread reloads); readers take the snapshot without it.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,6 +22,7 @@
 #include <vector>
 
 #include "auth/auth_config.h"
+#include "auth/auth_store.h"
 #include "auth/limits.h"
 #include "wire/result.h"
 
@@ -45,7 +53,12 @@ class LiveSettings {
   // `document` as read at start-up (an object); `path` is the settings file ("" when there is none:
   // changes then live in memory only); `validate` vets every later version as a whole. Throws when the
   // document does not parse.
-  LiveSettings(nlohmann::json document, std::string path, Validator validate = {});
+  // With `store`, the document's realms and tokens are imported into it when it is new (and removed from
+  // the file), else ignored in favour of what it holds (and removed from the file, with a warning); a
+  // store that cannot take the import throws.
+  LiveSettings(nlohmann::json document, std::string path, Validator validate = {},
+               std::unique_ptr<AuthStore> store = nullptr);
+  ~LiveSettings();
 
   // The current snapshot, cached per thread: one atomic load when nothing changed. The reference stays
   // valid until this thread calls current() again after a change, so take it once per event.
@@ -72,6 +85,10 @@ class LiveSettings {
   // Returns a line for the log.
   std::string bootstrap_admin_token();
 
+  // A consistent copy of the auth store in the new directory `dir` (AuthStore::backup); 400 when no
+  // auth_store is configured.
+  Status backup_auth_store(const std::string& dir);
+
  private:
   struct FileStamp {
     int64_t mtime_ns = 0;
@@ -82,6 +99,14 @@ class LiveSettings {
   Snapshot parse(const nlohmann::json& document) const;
   void install(nlohmann::json document, Snapshot snapshot);  // under mu_
   FileStamp stamp() const;
+  // The file's document with the store's part in it: a first start imports the file's part, a later one
+  // drops it (and the file is rewritten without it). Under mu_ (or in the constructor).
+  nlohmann::json with_stored_part(nlohmann::json file_document);
+  // update() with an auth store: each part written where it lives, then `merged` installed.
+  // Logs that a reloaded document names another auth_store (it applies at the next start); throws for
+  // a wrong type.
+  void note_auth_store_change(const nlohmann::json& document) const;
+  Status save_parts(nlohmann::json merged, Snapshot parsed, const StoredAuth& stored, nlohmann::json file_part);
 
   std::string path_;
   Validator validate_;
@@ -90,6 +115,8 @@ class LiveSettings {
   std::shared_ptr<const Snapshot> snapshot_;
   std::vector<TokenEntry> bootstrap_tokens_;  // live, never written
   FileStamp seen_;
+  std::unique_ptr<AuthStore> store_;
+  nlohmann::json file_part_;  // with store_: the document as the settings file holds it
   std::atomic<uint64_t> generation_{0};
 };
 

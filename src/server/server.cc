@@ -42,13 +42,20 @@ std::unique_ptr<store::Backend> open_backend(const std::string& backend, const s
   return store::open_file(data_dir);
 }
 
+// The auth store the settings name (auth_store), opened; none without the setting. Throws when it cannot
+// be opened: a start-up error naming the path.
+std::unique_ptr<auth::AuthStore> open_auth_store(const Settings& settings) {
+  auto path = settings.document ? auth::auth_store_path(*settings.document) : std::nullopt;
+  return path ? auth::AuthStore::open(*path) : nullptr;
+}
+
 }  // namespace
 
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
       settings_(load_settings(options_)),
       live_(settings_.document ? *settings_.document : nlohmann::json::object(), options_.settings_file,
-            [](const nlohmann::json& doc) { settings_from_json(doc); }),
+            [](const nlohmann::json& doc) { settings_from_json(doc); }, open_auth_store(settings_)),
       tick_(main_io_) {
   if (auto line = live_.bootstrap_admin_token(); !line.empty()) spdlog::info("{}", line);
   open_store();
@@ -143,8 +150,9 @@ void Server::start() {
 }
 
 int Server::run() {
-  start();
+  // Realms that expired while the server was down are disposed of before the first client is accepted.
   tyo_mq_.housekeeping();
+  start();
   tick_.expires_after(std::chrono::seconds(1));
   tick_.async_wait([this](const boost::system::error_code& ec) { on_tick(ec); });
   signals_->async_wait([this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });

@@ -10,7 +10,8 @@
 // is served: store::StoreError when the store cannot be opened (the process exits with kStoreExitCode),
 // another std::exception otherwise.
 //
-// start() starts the workers and accepting; run() is start(), the main loop until SIGTERM or SIGINT
+// start() starts the workers and accepting; run() is the surfaces' first housekeeping (expired realms go
+// before any client comes), start(), the main loop until SIGTERM or SIGINT
 // (SIGHUP and a changed settings file reload the settings), then stop().
 //
 // Teardown, stop(): stop accepting → close every session, their queued frames flushed first (up to

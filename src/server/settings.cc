@@ -21,7 +21,9 @@ constexpr std::array kKnownKeys = {
     "auth", "limits", "idle_eviction", "http_api", "http_publish", "storage", "storage_options", "default_ttl",
     "cluster", "namespaces", "remote", "max_queued_per_realm", "e2ee", "sealed", "push", "trust_proxy",
     // siomq's own:
-    "transport", "diagnostics"};
+    "transport", "diagnostics",
+    // read by auth::LiveSettings (auth/auth_store.h):
+    "auth_store"};
 
 constexpr std::array kTransportKeys = {"path",          "ping_interval",   "ping_timeout",      "upgrade_timeout",
                                        "connect_timeout", "http_request_timeout", "max_payload", "max_outbound_bytes",

@@ -53,6 +53,16 @@ void remove_realm(const Call& c) {
   if (!disposed) return result(c, failure(disposed.error()));
 }
 
+// backup_auth_store {path}: a consistent copy of the auth store (auth_store.h) in a new directory, which
+// a server opens as its auth_store as it is.
+void backup_auth_store(const Call& c) {
+  auto path = text(c.body, {"path"});
+  if (!path) return result(c, failure(path.error()));
+  if (!*path || (*path)->empty()) return result(c, failure(bad("path must be a non-empty string")));
+  if (auto s = c.ctx.settings.backup_auth_store(**path); !s) return result(c, failure(s.error()));
+  result(c, {{"ok", true}, {"path", **path}});
+}
+
 // Applies `change` to the settings file; the reply holds the settings after it (only the realm's own,
 // for a realm signer).
 void change_settings(const Call& c, const Change& change) {
@@ -109,6 +119,7 @@ constexpr std::array kCommands{
     Command{"revoke_management_token", false, settings_command<revoke_management_token>},
     Command{"set_external_auth", false, settings_command<set_external_auth>},
     Command{"revoke_token", false, settings_command<revoke_token>},
+    Command{"backup_auth_store", false, backup_auth_store},
 };
 
 const Command* find_command(std::string_view name) {
