@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "auth/auth_config.h"
+#include "auth/http_api_config.h"
 #include "auth/limits.h"
 #include "wire/result.h"
 
@@ -32,9 +33,10 @@ struct Snapshot {
   AuthConfig auth;
   Limits limits;
   IdleEviction idle;
+  HttpApiConfig http_api;
 };
 
-// Parses the document's auth, limits and idle_eviction; throws std::runtime_error naming the key.
+// Parses the document's auth, limits, idle_eviction and http_api; throws std::runtime_error naming the key.
 Snapshot parse_snapshot(const nlohmann::json& document);
 
 class LiveSettings {
