@@ -2,17 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/http_request.h"
 #include "wire/js_json.h"
 
 namespace siomq::surfaces::http {
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -36,19 +30,10 @@ std::optional<std::vector<std::string_view>> path_segments(std::string_view targ
 }
 
 std::optional<std::string> decode_segment(std::string_view segment) {
-  std::string out;
-  out.reserve(segment.size());
-  for (size_t i = 0; i < segment.size(); ++i) {
-    char c = segment[i];
-    if (c == '%') {
-      if (i + 2 >= segment.size()) return std::nullopt;
-      int hi = hex_value(segment[i + 1]), lo = hex_value(segment[i + 2]);
-      if (hi < 0 || lo < 0) return std::nullopt;
-      c = static_cast<char>(hi * 16 + lo);
-      i += 2;
-    }
+  auto out = net::percent_decode(segment, false);
+  if (!out) return std::nullopt;
+  for (char c : *out) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return std::nullopt;
-    out.push_back(c);
   }
   return out;
 }
