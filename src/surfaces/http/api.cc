@@ -20,7 +20,6 @@ namespace {
 
 namespace beast_http = boost::beast::http;
 using nlohmann::json;
-using nlohmann::ordered_json;
 
 constexpr std::string_view kAdminRequired = "Bearer admin token required";
 
