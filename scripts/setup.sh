@@ -12,7 +12,7 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev
   librocksdb-dev libhiredis-dev redis-server
   libssl-dev
-  libspdlog-dev libfmt-dev libcli11-dev
+  libspdlog-dev libfmt-dev libcli11-dev prometheus-cpp-dev
   libgtest-dev
 )
 # Node.js may come from elsewhere (its npm bundled); Debian's npm is only wanted where there is none.

@@ -77,6 +77,7 @@ Snapshot parse_snapshot(const json& document) {
   s.auth = parse_auth(auth == document.end() ? json() : *auth);
   s.limits = parse_limits(document);
   s.idle = parse_idle(document);
+  s.http_api = parse_http_api(document);
   return s;
 }
 

@@ -23,6 +23,7 @@
 
 #include "auth/auth_config.h"
 #include "auth/auth_store.h"
+#include "auth/http_api_config.h"
 #include "auth/limits.h"
 #include "wire/result.h"
 
@@ -40,9 +41,10 @@ struct Snapshot {
   AuthConfig auth;
   Limits limits;
   IdleEviction idle;
+  HttpApiConfig http_api;
 };
 
-// Parses the document's auth, limits and idle_eviction; throws std::runtime_error naming the key.
+// Parses the document's auth, limits, idle_eviction and http_api; throws std::runtime_error naming the key.
 Snapshot parse_snapshot(const nlohmann::json& document);
 
 class LiveSettings {

@@ -52,10 +52,12 @@ void DurableQueues::State::deliver(Entry& e, const EndpointPtr& to, int attempt)
   e.attempt = attempt;
   schedule(e, q.policy.ack_timeout_ms);
   to->deliver(delivery_of(q.key, e.row, attempt));
+  observe([&](QueueObserver& o) { o.sent(q.realm, q.key); });
 }
 
 void DurableQueues::State::on_ack_timeout(Entry& e) {
   ++counters.ack_timeouts;
+  observe([&](QueueObserver& o) { o.ack_timed_out(e.queue->realm); });
   const DeliveryPolicy& p = e.queue->policy;
   if (e.attempt >= p.max_attempts) {
     dead_letter(e, "ack timeout after " + std::to_string(e.attempt) + " attempt(s)");

@@ -11,6 +11,7 @@ void DurableQueues::State::dead_letter(Entry& e, std::string reason) {
   store::DeadRow d{e.row, std::move(reason), unix_ms()};
   std::vector<store::Op> ops{store::erase_row(d.row.seq), store::put(d)};
   spdlog::info("dead-lettered {} for {} in realm {}: {}", d.row.id, log_text(d.row.consumer), d.row.realm, d.reason);
+  observe([&](QueueObserver& o) { o.dead_lettered(d.row.realm); });  // before d is moved
   dead_by_id[d.row.id] = d.row.seq;
   dead.emplace(d.row.seq, std::move(d));
   ++counters.dead_lettered;
@@ -38,6 +39,7 @@ void DurableQueues::State::dlq_replay(const std::string& msg_id,
   std::vector<store::Op> ops{store::erase_dead(old_seq), store::put(row)};
   std::string id = row.id;
   add(q, std::move(row), false);
+  observe([&](QueueObserver& o) { o.stored(q.realm); });
   submit(std::move(ops), [this, id, done](const Status& status) {
     committed({id}, status, {});
     if (!status) return done(status.error());

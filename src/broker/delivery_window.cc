@@ -59,6 +59,7 @@ void DurableQueues::State::pump(Queue& q, bool eager, EndpointPtr to) {
     e.phase = Phase::in_flight;
     e.receipt = token;
     to->deliver(delivery_of(q.key, e.row));
+    observe([&](QueueObserver& o) { o.sent(q.realm, q.key); });
     sent.push_back(e.row.id);
   }
   // Everything before where the walk stopped is out, or acking: the next walk starts there.

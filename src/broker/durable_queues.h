@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/queue_observer.h"
 #include "broker/realm_registry.h"
 #include "store/store.h"
 #include "wire/result.h"
@@ -45,6 +46,8 @@ struct QueueOptions {
   // The id of the stored copy `seq`, as its surface names copies (tyo-mq: "msg-<base36 ms>-<12 hex>"); the
   // engine asks again until the id is unused. Unset: the decimal seq.
   std::function<std::string(uint64_t seq)> new_message_id;
+  // Told of stored, sent, timed-out and dead-lettered copies (the metrics); null: nobody. Outlives the queues.
+  QueueObserver* observer = nullptr;
 };
 
 // A durable subscription as the engine keeps it: the queue it feeds and how that queue delivers, with its

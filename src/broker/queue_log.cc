@@ -172,6 +172,7 @@ void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& m
     add(q, std::move(row), false);
     payload_charged = true;
     ++counters.enqueued;
+    observe([&](QueueObserver& o) { o.stored(copy.realm); });
   }
   if (ids.empty()) {
     if (done) done(0, Ok{});
@@ -189,6 +190,7 @@ bool DurableQueues::State::deliver_live(const StoredMessage& message, const Queu
   broker.if_realm(copy.realm, [&](RealmRegistry& r) { to = r.consumer_endpoint(copy.consumer); });
   if (!to) return false;
   to->deliver(Delivery(copy.key, message.payload.str(), message.attachments));
+  observe([&](QueueObserver& o) { o.sent(copy.realm, copy.key); });
   return true;
 }
 

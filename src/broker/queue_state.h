@@ -280,6 +280,11 @@ struct DurableQueues::State {
   void purge_realm(const std::string& realm, const std::function<void(const Status&)>& done);
 
   void post(std::function<void()> f) { boost::asio::post(io, std::move(f)); }
+  // Tells QueueOptions::observer, if there is one.
+  template <class F>
+  void observe(F&& tell) {
+    if (options.observer) tell(*options.observer);
+  }
 };
 
 }  // namespace siomq::broker

@@ -121,6 +121,7 @@ std::shared_ptr<EngineSession> EngineServer::create(Worker& worker, int protocol
     registry_.emplace(session->sid(), session);
   }
   workers_[worker.index()].sessions.emplace(session.get(), session);
+  workers_[worker.index()].count.fetch_add(1, std::memory_order_relaxed);
   return session;
 }
 
@@ -132,6 +133,7 @@ void EngineServer::forget(EngineSession& session) {
   // Dropped from the worker's list later, not here: the sweep may be iterating over that list, and
   // this may be the last reference to the session whose member function is running.
   size_t index = session.worker().index();
+  workers_[index].count.fetch_sub(1, std::memory_order_relaxed);
   boost::asio::post(session.worker().io(), [this, index, ptr = &session] { workers_[index].sessions.erase(ptr); });
 }
 

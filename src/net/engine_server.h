@@ -35,6 +35,8 @@ class EngineServer {
 
   std::shared_ptr<EngineSession> find(const std::string& sid);
   size_t session_count();
+  // Sessions living on worker `index` now (any thread; for the metrics).
+  size_t sessions_on(size_t index) const { return workers_[index].count.load(std::memory_order_relaxed); }
   // Starts the heartbeat sweeps (one per worker).
   void start();
   // Closes every session; returns once each worker has done so.
@@ -55,6 +57,7 @@ class EngineServer {
   struct PerWorker {
     std::unordered_map<EngineSession*, std::shared_ptr<EngineSession>> sessions;
     std::unique_ptr<boost::asio::steady_timer> timer;
+    std::atomic<size_t> count{0};  // sessions created on it and not yet forgotten; read by any thread
   };
 
   void on_session_request(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request, const EngineRequest& r);

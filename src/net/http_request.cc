@@ -37,12 +37,12 @@ std::optional<std::string_view> Target::param(std::string_view name) const {
   return std::nullopt;
 }
 
-std::optional<std::string> percent_decode(std::string_view s) {
+std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
-    if (c == '+') {
+    if (c == '+' && plus_is_space) {
       out.push_back(' ');
     } else if (c == '%') {
       if (i + 2 >= s.size()) return std::nullopt;

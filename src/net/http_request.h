@@ -21,8 +21,9 @@ struct Target {
 // Splits "/socket.io/?EIO=4&transport=polling" into its path and decoded query parameters.
 Target parse_target(std::string_view target);
 
-// Decodes %XX escapes and '+' (as a space); nullopt on a malformed escape.
-std::optional<std::string> percent_decode(std::string_view s);
+// Decodes %XX escapes and, unless `plus_is_space` is false (a path segment), '+' as a space; nullopt on a
+// malformed escape.
+std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space = true);
 
 // True when a header value holds `token` in its comma-separated list, case-insensitively.
 bool header_has_token(std::string_view value, std::string_view token);

@@ -18,6 +18,8 @@
 #include "store/store.h"
 #include "store/writer.h"
 #include "surfaces/diagnostics.h"
+#include "surfaces/http/api.h"
+#include "surfaces/http/metrics.h"
 #include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 
@@ -77,8 +79,9 @@ void Server::open_store() {
 void Server::start_queues() {
   const StorageSettings& st = settings_.storage;
   auto contents = backend_->load();
-  writer_ = std::make_unique<store::Writer>(*backend_, *store::parse_sync_mode(options_.sync),
-                                            std::chrono::microseconds(options_.sync_window_us));
+  writer_ = std::make_unique<store::Writer>(
+      *backend_, *store::parse_sync_mode(options_.sync), std::chrono::microseconds(options_.sync_window_us),
+      [](std::chrono::nanoseconds took, size_t) { surfaces::http::process_metrics().store_write(took); });
   threads_ = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
   pool_ = std::make_unique<net::WorkerPool>(threads_);
   sio_ = std::make_unique<net::SioServer>(*pool_);
@@ -91,6 +94,7 @@ void Server::start_queues() {
   queue_options.max_queued_bytes_per_realm = st.max_queued_bytes_per_realm;
   queue_options.max_queued_bytes_total = st.max_queued_bytes_total;
   queue_options.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };
+  queue_options.observer = &surfaces::http::process_metrics();
   queues_ = std::make_unique<broker::DurableQueues>(*broker_, *writer_, queue_options);
   surfaces::restore_subscriptions(*broker_, queues_->load(std::move(contents), surfaces::read_subscription));
   queues_->start();
@@ -109,6 +113,9 @@ void Server::listen() {
   net::InboundBudget::set_limit(transport.max_inbound_bytes);
   engine_ = std::make_unique<net::EngineServer>(*pool_, transport,
                                                 [this](net::EngineSession& s) { return sio_->make_connection(s); });
+  // The HTTP API claims only its own paths (and only while http_api is enabled); the Engine.IO route its path.
+  routes_.handlers.emplace_back(
+      surfaces::http::http_api_route({tyo_mq_.context, *engine_, threads_, SIOMQ_VERSION}));
   routes_.handlers.emplace_back([this](const auto& conn, net::HttpRequest& req) { return engine_->handle(conn, req); });
   routes_.on_payload_too_large = [this](std::string_view target) { engine_->payload_too_large(target); };
   listener_ = std::make_unique<net::Listener>(*pool_, routes_, transport);

@@ -18,7 +18,7 @@ using nlohmann::json;
 
 // Every top-level key of the tyo-mq settings format, plus this server's own blocks.
 constexpr std::array kKnownKeys = {
-    "auth", "limits", "idle_eviction", "http_api", "http_publish", "storage", "storage_options", "default_ttl",
+    "auth", "limits", "idle_eviction", "http_api", "httpApi", "http_publish", "storage", "storage_options", "default_ttl",
     "cluster", "namespaces", "remote", "max_queued_per_realm", "e2ee", "sealed", "push", "trust_proxy",
     // siomq's own:
     "transport", "diagnostics",

@@ -14,8 +14,8 @@ std::optional<SyncMode> parse_sync_mode(std::string_view text) {
   return std::nullopt;
 }
 
-Writer::Writer(Backend& backend, SyncMode mode, std::chrono::microseconds window)
-    : backend_(&backend), mode_(mode), window_(window), thread_([this] {
+Writer::Writer(Backend& backend, SyncMode mode, std::chrono::microseconds window, WriteObserver on_write)
+    : backend_(&backend), mode_(mode), window_(window), on_write_(std::move(on_write)), thread_([this] {
         pthread_setname_np(pthread_self(), "siomq-writer");
         run();
       }) {}
@@ -119,7 +119,11 @@ void Writer::run() {
       for (auto& op : p.ops) ops.push_back(std::move(op));
     }
     Status status = Ok{};
-    if (!ops.empty()) status = backend_->write(ops, mode_ != SyncMode::never);
+    if (!ops.empty()) {
+      auto began = Clock::now();
+      status = backend_->write(ops, mode_ != SyncMode::never);
+      if (on_write_) on_write_(Clock::now() - began, ops.size());
+    }
     if (!status) spdlog::error("store ({}): write of {} changes failed: {}", backend_->name(), ops.size(), status.error().message);
     {
       std::lock_guard lock(mu_);

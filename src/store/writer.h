@@ -37,8 +37,10 @@ struct WriterStats {
 class Writer {
  public:
   using Done = std::function<void(const Status&)>;
+  // Told how long each group's backend write (and sync) took, on the writer thread (the metrics).
+  using WriteObserver = std::function<void(std::chrono::nanoseconds took, size_t ops)>;
 
-  Writer(Backend& backend, SyncMode mode, std::chrono::microseconds window);
+  Writer(Backend& backend, SyncMode mode, std::chrono::microseconds window, WriteObserver on_write = {});
   ~Writer();  // drains what was submitted, then stops
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -66,6 +68,7 @@ class Writer {
   Backend* backend_;  // changed only by the writer thread, under mu_
   const SyncMode mode_;
   const std::chrono::microseconds window_;
+  const WriteObserver on_write_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Pending> pending_;

@@ -1,5 +1,6 @@
 #include "surfaces/gate.h"
 
+#include "surfaces/http/metrics.h"
 #include "wire/socketio.h"
 
 namespace siomq::surfaces {
@@ -48,6 +49,7 @@ bool within_credential_rate(const auth::Snapshot& snap, Session& session, Reply&
 }
 
 void rate_limited(Session& session, Reply& reply, std::string_view reason, int64_t retry_after_s, int64_t now_ms) {
+  http::process_metrics().rate_limited(reason);  // every refusal, though the client hears of one a second
   if (session.rate_limited_at_ms && now_ms - session.rate_limited_at_ms < 1000) return;
   session.rate_limited_at_ms = now_ms;
   std::string payload = "{\"code\":429,\"reason\":";

@@ -10,7 +10,9 @@
 #include "broker/broker.h"
 #include "broker/durable_queues.h"
 #include "net/worker_pool.h"
+#include "surfaces/client_address.h"
 #include "surfaces/gate.h"
+#include "surfaces/http/metrics.h"
 #include "surfaces/socketio_reply.h"
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/socket_adapter.h"
@@ -23,18 +25,8 @@ namespace siomq::surfaces {
 void on_connect(Context& ctx, net::Socket& socket) {
   const auth::Snapshot& snap = ctx.settings.current();
   auto endpoint = endpoint_of(socket);
-  std::string ip = socket.remote_address();
-  if (snap.limits.trust_proxy && !socket.forwarded_for().empty()) {
-    // The last hop is the one the trusted proxy appended (the address it saw); every hop before it is
-    // whatever the client wrote, so counting by the first would let a client pick its own address.
-    std::string_view last = socket.forwarded_for();
-    if (size_t comma = last.rfind(','); comma != std::string_view::npos) last.remove_prefix(comma + 1);
-    while (!last.empty() && last.front() == ' ') last.remove_prefix(1);
-    while (!last.empty() && last.back() == ' ') last.remove_suffix(1);
-    bool address = !last.empty() && last.size() <= 45 &&
-                   last.find_first_not_of("0123456789abcdefABCDEF.:") == std::string_view::npos;
-    if (address) ip = std::string(last);
-  }
+  http::process_metrics().connection_opened();
+  std::string ip = client_address(socket.remote_address(), socket.forwarded_for(), snap.limits.trust_proxy);
   endpoint->ip = ip;
   if (!snap.auth.enabled) endpoint->grant = auth::Grant{"default", "both", true};
   auto [open, last_minute] = ctx.sessions.add(endpoint, ip, steady_ms());

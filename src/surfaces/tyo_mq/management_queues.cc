@@ -1,16 +1,15 @@
 #include "surfaces/tyo_mq/management_queues.h"
 
 #include "broker/durable_queues.h"
+#include "surfaces/http/metrics.h"
 #include "surfaces/tyo_mq/management_fields.h"
 #include "surfaces/tyo_mq/signed_request.h"
 #include "wire/js_json.h"
 
 namespace siomq::surfaces::management {
-namespace {
-
 using nlohmann::json;
 
-json dead_entry(const store::DeadRow& d) {
+json dlq_entry(const store::DeadRow& d) {
   json message = json::parse(d.row.payload.str(), nullptr, false);
   return {{"id", d.row.id},
           {"realm", d.row.realm},
@@ -24,16 +23,30 @@ json dead_entry(const store::DeadRow& d) {
           {"dead_lettered_at", js::iso_date(d.dead_lettered_ms)}};
 }
 
-json stats_of(Context& ctx) {
+json stats_json(Context& ctx) {
   json realms = json::object();
+  auto sse = http::process_metrics().sse_streams();
   for (const auto& name : ctx.broker.realm_names()) {
     auto c = ctx.broker.with_realm(name, [](broker::RealmRegistry& r) { return r.counts(); });
+    size_t streams = 0;
+    if (auto s = sse.find(name); s != sse.end()) {
+      streams = s->second;
+      sse.erase(s);
+    }
     realms[name] = {{"producers", {{"total", c.producers}, {"online", c.producers_online}}},
-                    {"consumers", {{"total", c.consumers}, {"online", c.consumers_online}}},
+                    {"consumers", {{"total", c.consumers + streams}, {"online", c.consumers_online + streams}}},
                     {"subscriptions", c.keys}};
+  }
+  // Realms whose only clients are SSE streams.
+  for (const auto& [name, streams] : sse) {
+    realms[name] = {{"producers", {{"total", 0}, {"online", 0}}},
+                    {"consumers", {{"total", streams}, {"online", streams}}},
+                    {"subscriptions", 0}};
   }
   return {{"realms", realms}, {"connections_current", ctx.sessions.size()}};
 }
+
+namespace {
 
 // dlq_discard and dlq_replay: the message's id (msg_id, msgId or id) and an optional realm.
 struct DeadRef {
@@ -55,7 +68,7 @@ std::optional<DeadRef> dead_ref(const Call& c) {
 }  // namespace
 
 void stats(const Call& c) {
-  answer(c.reply, "AUTH_MANAGEMENT_RESULT", {{"ok", true}, {"stats", stats_of(c.ctx)}});
+  answer(c.reply, "AUTH_MANAGEMENT_RESULT", {{"ok", true}, {"stats", stats_json(c.ctx)}});
 }
 
 void dlq_list(const Call& c) {
@@ -63,7 +76,7 @@ void dlq_list(const Call& c) {
   if (!realm) return answer(c.reply, "AUTH_MANAGEMENT_FAIL", failure(realm.error()));
   c.ctx.queues.dlq_list(*realm, [reply = c.reply.keep(), realm = *realm](std::vector<store::DeadRow> rows) {
     json entries = json::array();
-    for (const auto& d : rows) entries.push_back(dead_entry(d));
+    for (const auto& d : rows) entries.push_back(dlq_entry(d));
     async_result(*reply, {{"ok", true}, {"realm", realm ? json(*realm) : json()}, {"entries", entries}});
   });
 }

@@ -34,7 +34,8 @@ bool plain_duration(std::string_view s) {
   return unit.empty() || unit == "ms" || unit == "s" || unit == "m" || unit == "h" || unit == "d";
 }
 
-// A realm duration (ttl, max_ttl): seconds as a number, or "<n>[.<n>](ms|s|m|h|d)"; 0 is invalid.
+}  // namespace
+
 Result<int64_t> realm_duration(const json& v, const char* what) {
   if (v.is_string() && !plain_duration(v.get<std::string>()))
     return bad(std::string(what) + " must be a positive duration such as 3600 or \"12h\"");
@@ -42,6 +43,8 @@ Result<int64_t> realm_duration(const json& v, const char* what) {
   if (!ms) return bad(std::string(what) + " must be a positive duration such as 3600 or \"12h\"");
   return *ms;
 }
+
+namespace {
 
 json& realms_of(json& doc) {
   json& auth = doc["auth"];

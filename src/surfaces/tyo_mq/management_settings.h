@@ -22,6 +22,10 @@ struct Outcome {
   std::string realm;
 };
 
+// A realm duration (ttl, max_ttl) in ms: seconds as a number, or "<n>[.<n>](ms|s|m|h|d)"; 0 is invalid
+// (a 400 naming `what`).
+Result<int64_t> realm_duration(const nlohmann::json& v, const char* what);
+
 // One change of the settings document.
 using Change = std::function<Status(nlohmann::json& doc, Outcome& out)>;
 

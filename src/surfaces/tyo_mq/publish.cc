@@ -11,6 +11,7 @@
 #include "broker/durable_queues.h"
 #include "net/worker_pool.h"
 #include "surfaces/gate.h"
+#include "surfaces/http/metrics.h"
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/clock.h"
@@ -46,7 +47,10 @@ void broadcast(broker::Broker& broker, const std::string& realm, const ProduceRe
                const std::vector<std::string>& attachments) {
   if (p.broadcast_scope == "group" && p.group) {
     auto routes = broker.with_realm(realm, [&](broker::RealmRegistry& r) { return r.group_members(*p.group); });
-    for (const auto& r : routes) r.endpoint->deliver(broker::Delivery(r.key, payload, attachments));
+    for (const auto& r : routes) {
+      r.endpoint->deliver(broker::Delivery(r.key, payload, attachments));
+      http::process_metrics().delivered(realm, r.key);
+    }
     return;
   }
   // The realm's four events (the reference's misnamed fifth, <p>-TM-ALL-CONSUME, is not sent: §0 row 12).
@@ -87,6 +91,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   auto p = parse_produce(object);
   if (!p) return reply_error(reply, p.error());
   const std::string realm = session.realm();
+  http::process_metrics().produced(realm, p->event);
   if (const auth::RealmConfig* rc = snap.auth.realm(realm); rc && rc->e2ee == "required" && p->enc.empty())
     return reply_error(reply, Error{-6, "Realm '" + realm + "' requires end-to-end encrypted messages (enc)"});
   std::string payload = delivery_payload(*p);
@@ -100,6 +105,12 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
   // One delivery per subscription key, its encoding shared by every consumer under it (a message has few keys).
   std::vector<broker::Delivery> live;
+  // Live copies per (realm, key), for the metrics: counted once per key, not once per consumer.
+  struct Tally {
+    std::string_view realm, key;
+    uint64_t copies;
+  };
+  std::vector<Tally> tallies;
   std::vector<broker::QueueCopy> copies;
   for (auto& route : routing.routes) {
     // ACK mode is always stored first; an offline durable or guaranteed copy is stored; an online
@@ -114,7 +125,11 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
     auto d = std::find_if(live.begin(), live.end(), [&](const broker::Delivery& e) { return e.key == route.key; });
     if (d == live.end()) d = live.insert(live.end(), broker::Delivery(route.key, payload, attachments));
     route.endpoint->deliver(*d);
+    auto t = std::find_if(tallies.begin(), tallies.end(), [&](const Tally& x) { return x.key == route.key && x.realm == route.realm; });
+    if (t == tallies.end()) tallies.push_back({route.realm, route.key, 1});
+    else ++t->copies;
   }
+  for (const Tally& t : tallies) http::process_metrics().delivered(t.realm, t.key, t.copies);
   if (copies.empty()) {
     if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
     return;

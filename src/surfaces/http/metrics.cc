@@ -1,0 +1,171 @@
+#include "surfaces/http/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "broker/durable_queues.h"
+#include "surfaces/http/bounded_counters.h"
+
+namespace siomq::surfaces::http {
+namespace {
+
+prometheus::Counter& plain_counter(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
+}
+
+prometheus::Gauge& plain_gauge(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
+}
+
+// A counter that mirrors a running total kept elsewhere (the durable queues', the Engine.IO server's):
+// each scrape adds what the total gained since the last one.
+struct MirroredCounter {
+  prometheus::Counter* counter;
+  uint64_t seen = 0;
+  void update(uint64_t total) {
+    if (total > seen) counter->Increment(static_cast<double>(total - seen));
+    seen = std::max(seen, total);
+  }
+};
+
+}  // namespace
+
+struct Metrics::Families {
+  explicit Families(size_t max_series)
+      : connections(*registry, "tyo_mq_connections_total", "Socket.IO connections accepted on /", {}, 1),
+        produced(*registry, "tyo_mq_messages_produced_total", "Messages produced", {"event", "realm"}, max_series),
+        delivered(*registry, "tyo_mq_messages_delivered_total", "Copies delivered to consumers, by subscription key",
+                  {"event", "realm"}, max_series),
+        queued(*registry, "tyo_mq_messages_queued_total", "Copies stored for durable delivery", {"realm"}, max_series),
+        dlq(*registry, "tyo_mq_messages_dlq_total", "Copies moved to the dead-letter queue", {"realm"}, max_series),
+        ack_timeouts(*registry, "tyo_mq_ack_timeout_total", "ACK deadlines missed", {"realm"}, max_series),
+        rate_limited(*registry, "tyo_mq_rate_limited_total", "Requests refused by a limit", {"reason"}, max_series),
+        sse(*registry, "tyo_mq_sse_connections_total", "Server-Sent Events streams opened", {"realm"}, max_series),
+        connections_current(prometheus::BuildGauge()
+                                .Name("tyo_mq_connections_current")
+                                .Help("Engine.IO sessions open")
+                                .Register(*registry)
+                                .Add({})),
+        deliveries(plain_counter(*registry, "siomq_deliveries_total", "Copies delivered, live and stored, every attempt")),
+        stored{&plain_counter(*registry, "siomq_messages_stored_total", "Copies written to the store")},
+        acked{&plain_counter(*registry, "siomq_messages_acked_total", "Stored copies acknowledged")},
+        redelivered{&plain_counter(*registry, "siomq_messages_redelivered_total", "Stored copies sent again after an ACK timeout")},
+        dead_lettered{&plain_counter(*registry, "siomq_messages_dead_lettered_total", "Stored copies moved to the DLQ")},
+        expired{&plain_counter(*registry, "siomq_messages_expired_total", "Stored copies dropped by their TTL")},
+        dropped{&plain_counter(*registry, "siomq_messages_dropped_total",
+                               "Copies not stored: over a realm's queue caps, or the store behind")},
+        slow_consumers{&plain_counter(*registry, "siomq_slow_consumers_total",
+                                      "Sessions closed because their outbound queue passed its bound")},
+        queued_now(plain_gauge(*registry, "siomq_messages_queued", "Copies stored now")),
+        in_flight(plain_gauge(*registry, "siomq_messages_in_flight", "Stored copies sent and waiting for an ACK")),
+        dead_now(plain_gauge(*registry, "siomq_dead_letters", "Entries in the dead-letter queue now")),
+        worker_sessions(prometheus::BuildGauge()
+                            .Name("siomq_worker_sessions")
+                            .Help("Engine.IO sessions open on each worker thread")
+                            .Register(*registry)),
+        store_writes(prometheus::BuildHistogram()
+                         .Name("siomq_store_write_seconds")
+                         .Help("Time of one group write of the store writer, sync included")
+                         .Register(*registry)
+                         .Add({}, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                                          0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5})) {}
+
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  BoundedCounters connections, produced, delivered, queued, dlq, ack_timeouts, rate_limited, sse;
+  prometheus::Gauge& connections_current;
+  prometheus::Counter& deliveries;
+  MirroredCounter stored, acked, redelivered, dead_lettered, expired, dropped, slow_consumers;
+  prometheus::Gauge &queued_now, &in_flight, &dead_now;
+  prometheus::Family<prometheus::Gauge>& worker_sessions;
+  std::vector<prometheus::Gauge*> worker_gauges;
+  prometheus::Histogram& store_writes;
+  std::mutex scrape_mu;  // render() runs one at a time: the mirrored totals and the gauges are set there
+};
+
+Metrics::Metrics(size_t max_series) : f_(std::make_unique<Families>(max_series)) {}
+Metrics::~Metrics() = default;
+
+void Metrics::connection_opened() { f_->connections.add({}); }
+
+void Metrics::produced(std::string_view realm, std::string_view event) { f_->produced.add({event, realm}); }
+
+void Metrics::delivered(std::string_view realm, std::string_view event, uint64_t copies) {
+  f_->delivered.add({event, realm}, static_cast<double>(copies));
+  f_->deliveries.Increment(static_cast<double>(copies));
+}
+
+void Metrics::rate_limited(std::string_view reason) { f_->rate_limited.add({reason}); }
+
+void Metrics::sse_stream_opened(std::string_view realm) {
+  f_->sse.add({realm});
+  std::lock_guard lock(sse_mu_);
+  auto it = sse_open_.find(realm);
+  if (it == sse_open_.end()) it = sse_open_.emplace(std::string(realm), 0).first;
+  ++it->second;
+}
+
+void Metrics::sse_stream_closed(std::string_view realm) {
+  std::lock_guard lock(sse_mu_);
+  auto it = sse_open_.find(realm);
+  if (it == sse_open_.end()) return;
+  if (--it->second == 0) sse_open_.erase(it);
+}
+
+std::map<std::string, size_t> Metrics::sse_streams() const {
+  std::lock_guard lock(sse_mu_);
+  return {sse_open_.begin(), sse_open_.end()};
+}
+
+void Metrics::stored(std::string_view realm) { f_->queued.add({realm}); }
+
+void Metrics::sent(std::string_view realm, std::string_view key) { delivered(realm, key); }
+
+void Metrics::ack_timed_out(std::string_view realm) { f_->ack_timeouts.add({realm}); }
+
+void Metrics::dead_lettered(std::string_view realm) { f_->dlq.add({realm}); }
+
+void Metrics::store_write(std::chrono::nanoseconds took) {
+  f_->store_writes.Observe(std::chrono::duration<double>(took).count());
+}
+
+std::string Metrics::render(const Now& now) {
+  std::lock_guard lock(f_->scrape_mu);
+  Families& f = *f_;
+  f.connections_current.Set(static_cast<double>(now.connections_current));
+  f.slow_consumers.update(now.slow_consumers);
+  // Worker gauges are made once per worker index (the pool's size is fixed).
+  for (size_t i = f.worker_gauges.size(); i < now.worker_sessions.size(); ++i)
+    f.worker_gauges.push_back(&f.worker_sessions.Add({{"worker", std::to_string(i)}}));
+  for (size_t i = 0; i < now.worker_sessions.size(); ++i) f.worker_gauges[i]->Set(static_cast<double>(now.worker_sessions[i]));
+  if (const broker::QueueStats* q = now.queues) {
+    f.stored.update(q->enqueued);
+    f.acked.update(q->acked);
+    f.redelivered.update(q->redelivered);
+    f.dead_lettered.update(q->dead_lettered);
+    f.expired.update(q->expired);
+    f.dropped.update(q->dropped_over_cap);
+    f.queued_now.Set(static_cast<double>(q->queued));
+    f.in_flight.Set(static_cast<double>(q->in_flight));
+    f.dead_now.Set(static_cast<double>(q->dead));
+  }
+  auto families = f.registry->Collect();
+  // A family none of whose series was ever incremented is left out, HELP and TYPE lines included.
+  std::erase_if(families, [](const prometheus::MetricFamily& m) { return m.metric.empty(); });
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return std::move(out).str();
+}
+
+Metrics& process_metrics() {
+  static Metrics metrics;
+  return metrics;
+}
+
+}  // namespace siomq::surfaces::http
