@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "auth/hmac.h"
+#include "surfaces/remote/relay_settings.h"
 
 namespace siomq::surfaces {
 namespace {
@@ -121,7 +122,7 @@ json public_settings(const json& doc) {
   }
   if (out.contains("storage_options")) out["storage_options"] = storage_options;
   out["persistence"] = {{"storage", doc.value("storage", "file")}, {"storage_options", storage_options}};
-  out["namespaces"] = doc.contains("namespaces") ? doc["namespaces"] : json::object();
+  out["namespaces"] = remote::attached_namespaces(doc);  // the relay namespaces attached: [{name, type}]
   return out;
 }
 
