@@ -1,5 +1,6 @@
 #include "surfaces/remote/relay_rules.h"
 
+#include <algorithm>
 #include <array>
 
 namespace siomq::remote {
@@ -14,11 +15,12 @@ std::optional<std::string_view> pattern_prefix(std::string_view key) {
 }
 
 // The longest prefix of `event` that ends in a '.' and is a key of `prefixes`: one lookup per dot,
-// from the right, so the cost is linear in the name whatever the number of patterns.
+// from the right, so the cost does not depend on the number of patterns; only the first
+// kMaxPatternBytes of the name can hold a prefix, so neither does it grow with a longer name.
 template <class Map>
 auto longest_prefix(const Map& prefixes, std::string_view event) -> decltype(prefixes.end()) {
   if (prefixes.empty()) return prefixes.end();
-  for (size_t end = event.size(); end > 0; --end) {
+  for (size_t end = std::min(event.size(), kMaxPatternBytes); end > 0; --end) {
     if (event[end - 1] != '.' || end == event.size()) continue;  // "input." itself is not "input.*"
     auto it = prefixes.find(event.substr(0, end));
     if (it != prefixes.end()) return it;
