@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
+#include <stdexcept>
 
 #include "net/engine_server.h"
 #include "net/engine_session.h"
@@ -39,9 +40,18 @@ void SioServer::add_namespace(Namespace ns) {
   namespaces_.insert_or_assign(std::move(name), std::move(ns));
 }
 
+void SioServer::add_handler(std::string_view nsp, std::string event, std::function<void(Socket&, const Message&)> handler) {
+  auto it = namespaces_.find(std::string(nsp));
+  if (it == namespaces_.end()) throw std::logic_error("add_handler: no namespace " + std::string(nsp));
+  it->second.handlers[std::move(event)] = std::move(handler);
+}
+
+void SioServer::set_fallback_namespace(Namespace ns) { fallback_ = std::move(ns); }
+
 const Namespace* SioServer::find_namespace(std::string_view name) const {
   auto it = namespaces_.find(std::string(name));
-  return it == namespaces_.end() ? nullptr : &it->second;
+  if (it != namespaces_.end()) return &it->second;
+  return fallback_ ? &*fallback_ : nullptr;
 }
 
 std::unique_ptr<SessionHandler> SioServer::make_connection(EngineSession& session) {
@@ -63,18 +73,20 @@ void SioServer::room_leave(Socket& socket, const std::string& room) {
 }
 
 void SioServer::emit_to_room(const std::string& nsp, const std::string& room, std::string_view json_array,
-                             std::vector<std::string> attachments) {
+                             std::vector<std::string> attachments, std::string except) {
   // Encoded once; every worker sends the same frames to its own members of the room.
   auto frames = std::make_shared<const std::vector<OutFrame>>(
       encode_event(nsp, std::nullopt, false, json_array, std::move(attachments)));
   for (size_t i = 0; i < pool_.size(); ++i) {
-    boost::asio::post(pool_.at(i).io(), [this, i, nsp, room, frames] {
+    boost::asio::post(pool_.at(i).io(), [this, i, nsp, room, frames, except] {
       auto& rooms = workers_[i].rooms;
       auto ns = rooms.find(nsp);
       if (ns == rooms.end()) return;
       auto r = ns->second.find(room);
       if (r == ns->second.end()) return;
-      for (Socket* s : r->second) s->send_frames(*frames);
+      for (Socket* s : r->second) {
+        if (except.empty() || s->id() != except) s->send_frames(*frames);
+      }
     });
   }
 }

@@ -1,6 +1,7 @@
 // The Socket.IO server core: the namespace registry, the per-connection state that routes packets to
 // namespaces (SioConnection; socket.io's server calls it a "client", a name our client library has), and
-// rooms. Surfaces register namespaces before the server starts.
+// rooms. Surfaces register namespaces before the server starts; a fallback namespace serves the names
+// that none registered (the configured relay namespaces, which may change while the server runs).
 #pragma once
 
 #include <functional>
@@ -37,14 +38,21 @@ class SioServer {
 
   // Before start only.
   void add_namespace(Namespace ns);
+  // Adds a handler to a namespace added before (another surface's event on it); before start only.
+  void add_handler(std::string_view nsp, std::string event, std::function<void(Socket&, const Message&)> handler);
+  // Serves every namespace name that was not added: its on_connect decides (by the socket's nsp())
+  // which names exist, refusing the others. Before start only.
+  void set_fallback_namespace(Namespace ns);
+  // The namespace serving `name`: one added, else the fallback (null when there is none).
   const Namespace* find_namespace(std::string_view name) const;
 
   // The factory for EngineServer: one SioConnection per Engine.IO session.
   std::unique_ptr<SessionHandler> make_connection(EngineSession& session);
 
-  // Sends an event to every socket of `nsp` in `room`, on every worker; callable from any thread.
+  // Sends an event to every socket of `nsp` in `room`, on every worker, except the socket whose id is
+  // `except` (Socket.IO's socket.to(room): the sender does not hear itself); callable from any thread.
   void emit_to_room(const std::string& nsp, const std::string& room, std::string_view json_array,
-                    std::vector<std::string> attachments = {});
+                    std::vector<std::string> attachments = {}, std::string except = {});
 
   // Room membership, kept per worker and touched only by that worker's thread.
   void room_join(Socket& socket, const std::string& room);
@@ -58,6 +66,7 @@ class SioServer {
 
   WorkerPool& pool_;
   std::unordered_map<std::string, Namespace> namespaces_;
+  std::optional<Namespace> fallback_;
   std::vector<PerWorker> workers_;
 };
 

@@ -105,6 +105,7 @@ void Server::register_surfaces() {
     move_store(std::move(target), std::move(done));
   };
   tyo_mq_ = surfaces::register_tyo_mq(*sio_, *broker_, *queues_, live_, {settings_.storage.default_ttl_ms, move});
+  remote_ = remote::register_remote(*sio_, tyo_mq_.context, live_);
   if (settings_.diagnostics) surfaces::register_diagnostics(*sio_);
 }
 
@@ -194,6 +195,7 @@ void Server::on_tick(const boost::system::error_code& ec) {
     else spdlog::error("settings file changed but keeping the last good settings: {}", changed->error().message);
   }
   tyo_mq_.housekeeping();
+  remote_.housekeeping();
   tick_.expires_after(std::chrono::seconds(1));
   tick_.async_wait([this](const boost::system::error_code& e) { on_tick(e); });
 }

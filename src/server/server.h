@@ -37,6 +37,7 @@
 #include "auth/live_settings.h"
 #include "net/http_connection.h"
 #include "server/settings.h"
+#include "surfaces/remote/remote_surface.h"
 #include "surfaces/tyo_mq/surface.h"
 
 namespace siomq::store {
@@ -109,6 +110,7 @@ class Server {
   std::unique_ptr<broker::DurableQueues> queues_;
   boost::asio::io_context main_io_;  // the main thread's loop
   surfaces::TyoMqSurface tyo_mq_;
+  remote::RemoteSurface remote_;
   std::unique_ptr<net::EngineServer> engine_;
   net::HttpRoutes routes_;
   std::unique_ptr<net::Listener> listener_;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "surfaces/remote/relay_settings.h"
 #include "wire/durations.h"
 
 namespace siomq::server {
@@ -111,6 +112,15 @@ StorageSettings read_storage(const json& doc) {
   return st;
 }
 
+// `remote` and `namespaces` (surfaces/remote/relay_settings.h) are read live by the relay namespaces;
+// a broken block refuses the whole version here, so the last good one stays. Configured names that are
+// built in are logged and ignored.
+void check_relay_settings(const json& doc) {
+  auto relay = remote::parse_relay_settings(doc);
+  for (const auto& name : relay.ignored)
+    spdlog::warn("settings: namespaces.{} ignored: {} is built in and cannot be configured", name, name);
+}
+
 }  // namespace
 
 Settings settings_from_json(const json& doc) {
@@ -152,6 +162,7 @@ Settings settings_from_json(const json& doc) {
     s.diagnostics = doc.at("diagnostics").get<bool>();
   }
   s.storage = read_storage(doc);
+  check_relay_settings(doc);
   s.document = std::make_shared<const json>(doc);
   return s;
 }

@@ -181,6 +181,23 @@ requests_seeds = {
     "duration_bad": "--1e400ms",
 }
 
+# ---- relay namespaces: settings documents (then an event name on the last line), events, packet data ----
+relay_seeds = {
+    "remote_block": '{"remote":{"relay":{"clipboard.set":{"from":"viewer","to":"agent","max_bytes":100},'
+                    '"input.*":{"enabled":false},"rtc.ice":{"to":"opposite"}},"relay_unlisted":"off",'
+                    '"allow":["frame","rtc.*","clipboard.set"],"ticket_ttl_ms":60000,"max_frame_bytes":4194304}}\nrtc.ice',
+    "namespaces": '{"namespaces":{"/chat":{"relay":{"msg":{"from":"viewer","to":"agent"},"a.b.*":{"to":"viewers"}}},'
+                  '"/legacy":{"module":"./x.js","options":{"relayUnlisted":false}},"/":{},"/remote":{}}}\na.b.c',
+    "bad_rule": '{"remote":{"relay":{"x":{"to":"up"}}}}',
+    "event_input": "input.mouse",
+    "event_dots": "a." * 300 + "x",
+    "event_reserved": "auth_ok",
+    "packet_opaque": '["multi",1,"two",{"_placeholder":true,"num":0},null]',
+    "packet_frame_b64": '["frame",{"session_id":"s","frame":"/9j/4AAQ"}]',
+    "packet_frame_bin": '["frame",{"frame":{"_placeholder":true,"num":0}}]',
+    "packet_bare": '["bare"]',
+}
+
 if __name__ == "__main__":
     write("fuzz_engineio", engineio)
     write("fuzz_socketio", socketio)
@@ -188,5 +205,6 @@ if __name__ == "__main__":
     write("fuzz_http", http_seeds)
     write("fuzz_auth", auth_seeds)
     write("fuzz_requests", requests_seeds)
-    total = sum(len(s) for s in (engineio, socketio, websocket, http_seeds, auth_seeds, requests_seeds))
+    write("fuzz_relay", relay_seeds)
+    total = sum(len(s) for s in (engineio, socketio, websocket, http_seeds, auth_seeds, requests_seeds, relay_seeds))
     print(f"wrote {total} seeds under {os.path.join(HERE, 'corpus')}")

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "auth/hmac.h"
+#include "surfaces/remote/relay_settings.h"
 
 namespace siomq::surfaces {
 namespace {
@@ -126,7 +127,7 @@ json public_settings(const json& doc) {
   }
   out["persistence"] = {{"storage", doc.is_object() ? doc.value("storage", "file") : "file"},
                         {"storage_options", storage_options}};
-  out["namespaces"] = doc.is_object() && doc.contains("namespaces") ? doc["namespaces"] : json::object();
+  out["namespaces"] = remote::attached_namespaces(doc);  // the relay namespaces attached: [{name, type}]
   return out;
 }
 
