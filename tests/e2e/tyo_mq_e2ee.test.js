@@ -340,7 +340,7 @@ test('remove_realm purges the realm\'s directories (stored too); set_persistence
   const target = tempDir(t);
   assert.equal((await m({ command: 'set_persistence', storage: 'file', path: target })).ok, true);
   await server.waitForLog(/store: file -> file/);
-  await ask(lone, 'KEY_PUBLISH', { identity: 'bob', key_id: 'after', public_key: 'QWZ0ZXI' });
+  assert.deepEqual(await ask(b, 'KEY_PUBLISH', { identity: 'bob', key_id: 'after', public_key: 'QWZ0ZXI' }), { ok: true });
   await server.stop();
   const moved = await startServer(t, { settings: authSettings(), dataDir: target, args: ['--storage', 'file'] });
   const c = await client(moved, t, { token: 'tok-b' });

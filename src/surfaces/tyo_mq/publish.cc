@@ -14,6 +14,7 @@
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/clock.h"
+#include "wire/json_spans.h"
 #include "wire/socketio.h"
 
 namespace siomq::surfaces {
@@ -87,7 +88,8 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   auto p = parse_produce(object);
   if (!p) return reply_error(reply, p.error());
   const std::string realm = session.realm();
-  if (const auth::RealmConfig* rc = snap.auth.realm(realm); rc && rc->e2ee == "required" && p->enc.empty())
+  // `!obj.enc` as the reference reads it: null, false, 0 and "" are no encryption metadata either.
+  if (const auth::RealmConfig* rc = snap.auth.realm(realm); rc && rc->e2ee == "required" && !json_spans::truthy(p->enc))
     return reply_error(reply, Error{-6, "Realm '" + realm + "' requires end-to-end encrypted messages (enc)"});
   std::string payload = delivery_payload(*p);
   if (p->broadcast) {
