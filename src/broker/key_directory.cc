@@ -52,7 +52,7 @@ KeyDirectory::KeyDirectory(store::Writer& writer, KeyDirectoryLimits limits) : w
 
 std::vector<store::Op> KeyDirectory::load(const std::vector<store::DirectoryEntry>& entries) {
   std::vector<store::Op> quarantine;
-  std::lock_guard lock(mu_);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   for (const auto& e : entries) {
     if (e.directory != kKeysDirectory && e.directory != kPrekeysDirectory) continue;  // another owner's
     std::optional<Error> error;
@@ -102,12 +102,12 @@ void KeyDirectory::submit(std::vector<store::Op> ops, std::function<void(const S
   ++in_flight_;
   writer_.submit(std::move(ops), [this, then = std::move(then)](const Status& s) {
     then(s);
-    std::lock_guard lock(mu_);
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     --in_flight_;
   });
 }
 
-void KeyDirectory::after_writes(std::unique_lock<std::mutex>& lock, std::function<void()> then) {
+void KeyDirectory::after_writes(std::unique_lock<std::recursive_mutex>& lock, std::function<void()> then) {
   if (in_flight_ == 0) {
     lock.unlock();
     return then();
@@ -120,7 +120,7 @@ void KeyDirectory::after_writes(std::unique_lock<std::mutex>& lock, std::functio
 template <class Value>
 void KeyDirectory::undo(std::map<std::string, Entry<Value>> Realm::*table, const std::string& realm,
                         const std::string& identity, uint64_t version, std::optional<Entry<Value>> before) {
-  std::lock_guard lock(mu_);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto r = realms_.find(realm);
   if (r == realms_.end()) return;
   auto& entries = r->second.*table;
@@ -138,7 +138,7 @@ void KeyDirectory::undo(std::map<std::string, Entry<Value>> Realm::*table, const
 
 void KeyDirectory::publish_key(const std::string& realm, const std::string& identity, PublicKey key, Done done) {
   if (bad_realm(realm)) return done(bad_realm_error());
-  std::unique_lock lock(mu_);
+  std::unique_lock<std::recursive_mutex> lock(mu_);
   std::optional<Entry<std::vector<PublicKey>>> before;
   if (auto r = realms_.find(realm); r != realms_.end()) {
     if (auto e = r->second.keys.find(identity); e != r->second.keys.end()) before = e->second;
@@ -176,7 +176,7 @@ void KeyDirectory::publish_key(const std::string& realm, const std::string& iden
 
 void KeyDirectory::lookup_keys(const std::string& realm, const std::string& identity,
                                std::function<void(std::vector<PublicKey>)> done) {
-  std::unique_lock lock(mu_);
+  std::unique_lock<std::recursive_mutex> lock(mu_);
   std::vector<PublicKey> keys;
   if (auto r = realms_.find(realm); r != realms_.end()) {
     if (auto e = r->second.keys.find(identity); e != r->second.keys.end()) keys = e->second.value;
@@ -187,7 +187,7 @@ void KeyDirectory::lookup_keys(const std::string& realm, const std::string& iden
 void KeyDirectory::publish_prekeys(const std::string& realm, const std::string& identity, PrekeyBundle bundle,
                                    std::function<void(const Result<size_t>&)> done) {
   if (bad_realm(realm)) return done(bad_realm_error());
-  std::unique_lock lock(mu_);
+  std::unique_lock<std::recursive_mutex> lock(mu_);
   std::optional<Entry<PrekeyBundle>> before;
   if (auto r = realms_.find(realm); r != realms_.end()) {
     if (auto e = r->second.bundles.find(identity); e != r->second.bundles.end()) before = e->second;
@@ -216,7 +216,7 @@ void KeyDirectory::publish_prekeys(const std::string& realm, const std::string& 
 }
 
 void KeyDirectory::take_prekeys(const std::string& realm, const std::string& identity, Taken done) {
-  std::unique_lock lock(mu_);
+  std::unique_lock<std::recursive_mutex> lock(mu_);
   Entry<PrekeyBundle>* entry = nullptr;
   if (auto r = realms_.find(realm); r != realms_.end()) {
     if (auto e = r->second.bundles.find(identity); e != r->second.bundles.end()) entry = &e->second;
@@ -253,7 +253,7 @@ void KeyDirectory::take_prekeys(const std::string& realm, const std::string& ide
 }
 
 void KeyDirectory::purge_realm(const std::string& realm, Done done) {
-  std::unique_lock lock(mu_);
+  std::unique_lock<std::recursive_mutex> lock(mu_);
   std::vector<store::Op> ops;
   if (auto r = realms_.find(realm); r != realms_.end()) {
     for (const auto& [identity, e] : r->second.keys) {
@@ -274,12 +274,12 @@ void KeyDirectory::purge_realm(const std::string& realm, Done done) {
 }
 
 bool KeyDirectory::has_realm(const std::string& realm) const {
-  std::lock_guard lock(mu_);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   return realms_.count(realm) > 0;
 }
 
 void KeyDirectory::move_along(std::vector<store::Op> ops, const std::function<void(std::vector<store::Op>)>& commit) {
-  std::lock_guard lock(mu_);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   for (const auto& [realm, r] : realms_) {
     for (const auto& [identity, e] : r.keys) {
       int64_t updated = 0;
@@ -293,7 +293,7 @@ void KeyDirectory::move_along(std::vector<store::Op> ops, const std::function<vo
 }
 
 KeyDirectory::Stats KeyDirectory::stats() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stats s;
   for (const auto& [name, r] : realms_) s.entries += r.entries();
   s.bytes = bytes_;

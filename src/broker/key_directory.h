@@ -16,7 +16,7 @@
 // (an identity's key set or its bundle) per realm, and bytes in all (507 beyond either).
 //
 // Threading: any thread; one mutex inside, held for bookkeeping and the writer's submit only. Callbacks
-// run without it. The writer must outlive the directory's last callback (stop the writer first).
+// run without it (unless the writer refuses a submit at once, when it is stopping). The writer must outlive the directory's last callback (stop the writer first).
 #pragma once
 
 #include <cstddef>
@@ -114,14 +114,16 @@ class KeyDirectory {
   void submit(std::vector<store::Op> ops, std::function<void(const Status&)> then);
   // Unlocks `lock` and runs `then` once every write submitted so far is done (at once when none is in
   // flight).
-  void after_writes(std::unique_lock<std::mutex>& lock, std::function<void()> then);
+  void after_writes(std::unique_lock<std::recursive_mutex>& lock, std::function<void()> then);
   template <class Value>
   void undo(std::map<std::string, Entry<Value>> Realm::*table, const std::string& realm, const std::string& identity,
             uint64_t version, std::optional<Entry<Value>> before);
 
   store::Writer& writer_;
   const KeyDirectoryLimits limits_;
-  mutable std::mutex mu_;
+  // Recursive: changes are submitted under it (so the store sees them in memory's order), and a writer
+  // that is stopping answers a submit at once, on this thread, with the callback that takes it again.
+  mutable std::recursive_mutex mu_;
   std::map<std::string, Realm> realms_;
   size_t bytes_ = 0;
   uint64_t next_version_ = 1;

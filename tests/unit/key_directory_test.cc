@@ -173,6 +173,21 @@ TEST(KeyDirectory, AFailedWriteIsUndoneAndReported) {
   EXPECT_EQ(f.keys.stats().bytes, 0u);
 }
 
+TEST(KeyDirectory, AStoppedWriterRefusesAtOnceWithoutDeadlock) {
+  auto backend = store::open_memory();
+  Fixture f(*backend);
+  ASSERT_TRUE(publish(f.keys, "r", "a", key("k")));
+  f.writer->stop();
+  auto s = publish(f.keys, "r", "a", key("k2"));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, 503);
+  EXPECT_EQ(lookup(f.keys, "r", "a").size(), 1u);
+  EXPECT_FALSE(publish_bundle(f.keys, "r", "b", bundle({1})));
+  std::promise<Status> purged;
+  f.keys.purge_realm("r", [&](const Status& st) { purged.set_value(st); });
+  EXPECT_FALSE(purged.get_future().get());
+}
+
 TEST(DirectoryValues, BundleFieldsAreCheckedAndRoundTrip) {
   auto b = bundle({1, 2});
   b.updated_ms = 1234;
