@@ -157,8 +157,8 @@ void DurableQueues::purge_realm(std::string realm, std::function<void(const Stat
   state_->post([s = state_.get(), realm = std::move(realm), done = std::move(done)] { s->purge_realm(realm, done); });
 }
 
-void DurableQueues::move_store(store::Backend& next, std::function<void(const Status&)> done) {
-  state_->post([s = state_.get(), &next, done = std::move(done)]() mutable {
+void DurableQueues::move_store(store::Backend& next, std::function<void(const Status&)> done, MoveAlong along) {
+  state_->post([s = state_.get(), &next, done = std::move(done), along = std::move(along)]() mutable {
     // The whole state as it is now; whatever was submitted before reaches the old backend first, and
     // everything submitted after this goes to the new one.
     std::vector<store::Op> ops;
@@ -170,7 +170,9 @@ void DurableQueues::move_store(store::Backend& next, std::function<void(const St
       store::SubscriptionRecord rec{id.substr(0, a), id.substr(a + 1, b - a - 1), id.substr(b + 1), spec};
       ops.push_back(store::put(rec));
     }
-    s->writer.switch_to(next, std::move(ops), std::move(done));
+    auto commit = [s, &next, &done](std::vector<store::Op> all) { s->writer.switch_to(next, std::move(all), std::move(done)); };
+    if (along) along(std::move(ops), commit);
+    else commit(std::move(ops));
   });
 }
 

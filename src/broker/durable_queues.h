@@ -157,9 +157,16 @@ class DurableQueues {
 
   void stats(std::function<void(const QueueStats&)> done);
 
-  // Moves every stored row, DLQ entry and durable subscription to `next` and makes the writer use it
-  // from then on (management's set_persistence). `done` on the writer thread; on failure nothing moved.
-  void move_store(store::Backend& next, std::function<void(const Status&)> done);
+  // Another part of the engine whose records move with the queues' (the key directory): called on the
+  // queues thread with the queues' records, it appends its own and calls `commit` with them all while
+  // none of its changes can be submitted (under its lock), so each of them reaches the old store before
+  // the copy or the new one after it.
+  using MoveAlong =
+      std::function<void(std::vector<store::Op> ops, const std::function<void(std::vector<store::Op>)>& commit)>;
+  // Moves every stored row, DLQ entry and durable subscription (and `along`'s records) to `next` and
+  // makes the writer use it from then on (management's set_persistence). `done` on the writer thread; on
+  // failure nothing moved.
+  void move_store(store::Backend& next, std::function<void(const Status&)> done, MoveAlong along = {});
   // The TTL of copies without one of their own, and of DLQ replays (§5.5), from now on.
   void set_default_ttl(std::optional<int64_t> ttl_ms);
 

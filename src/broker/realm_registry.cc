@@ -26,6 +26,14 @@ EndpointPtr RealmRegistry::consumer_endpoint(const std::string& consumer) const 
   return it != consumers_.end() && it->second.online ? it->second.endpoint : nullptr;
 }
 
+bool RealmRegistry::bound_to(const std::string& name, const EndpointPtr& endpoint) const {
+  if (!endpoint) return false;
+  auto c = consumers_.find(name);
+  if (c != consumers_.end() && c->second.online && c->second.endpoint == endpoint) return true;
+  auto p = producers_.find(name);
+  return p != producers_.end() && p->second.online && p->second.endpoint == endpoint;
+}
+
 Notice RealmRegistry::subscribe_to_notice(const Producer& producer, const std::string& consumer,
                                           const std::vector<std::string>& keys) {
   const Consumer& c = consumers_[consumer];

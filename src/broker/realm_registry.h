@@ -85,6 +85,9 @@ class RealmRegistry {
   std::vector<SubscribeSpec> unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint);
   // The connection of a consumer name, null when it is offline.
   EndpointPtr consumer_endpoint(const std::string& consumer) const;
+  // Whether `name` is a producer or consumer name bound, online, to `endpoint` (E2EE: an identity a
+  // connection may publish keys for).
+  bool bound_to(const std::string& name, const EndpointPtr& endpoint) const;
   // A producer's default TTL (PRODUCER's `default_ttl`, §5.5) in ms; nullopt when it has none.
   std::optional<int64_t> producer_default_ttl(const std::string& producer) const;
   // PRODUCE (§3.5's `from`): a producer name with no live connection is bound to this one, silently. A

@@ -10,6 +10,7 @@
 
 #include "broker/broker.h"
 #include "broker/durable_queues.h"
+#include "broker/key_directory.h"
 #include "net/engine_server.h"
 #include "net/inbound_budget.h"
 #include "net/listener.h"
@@ -96,6 +97,8 @@ void Server::start_queues() {
   queue_options.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };
   queue_options.observer = &surfaces::http::process_metrics();
   queues_ = std::make_unique<broker::DurableQueues>(*broker_, *writer_, queue_options);
+  keys_ = std::make_unique<broker::KeyDirectory>(*writer_, settings_.key_directory);
+  if (auto aside = keys_->load(contents.directory); !aside.empty()) writer_->submit(std::move(aside), nullptr);
   surfaces::restore_subscriptions(*broker_, queues_->load(std::move(contents), surfaces::read_subscription));
   queues_->start();
 }
@@ -104,7 +107,7 @@ void Server::register_surfaces() {
   auto move = [this](surfaces::StoreTarget target, std::function<void(const Status&)> done) {
     move_store(std::move(target), std::move(done));
   };
-  tyo_mq_ = surfaces::register_tyo_mq(*sio_, *broker_, *queues_, live_, {settings_.storage.default_ttl_ms, move});
+  tyo_mq_ = surfaces::register_tyo_mq(*sio_, *broker_, *queues_, *keys_, live_, {settings_.storage.default_ttl_ms, move});
   remote_ = remote::register_remote(*sio_, tyo_mq_.context, live_);
   if (settings_.diagnostics) surfaces::register_diagnostics(*sio_);
 }
@@ -137,13 +140,16 @@ void Server::move_store(surfaces::StoreTarget target, std::function<void(const S
       next_backend_.reset();
       return done(make_error(std::string("cannot open the store: ") + e.what(), 500));
     }
+    auto directory = [this](std::vector<store::Op> ops, const std::function<void(std::vector<store::Op>)>& commit) {
+      keys_->move_along(std::move(ops), commit);
+    };
     queues_->move_store(*next_backend_, [this, done](const Status& s) {
       boost::asio::post(main_io_, [this, s, done] {
         if (s) backend_ = std::move(next_backend_);  // the old one closes here
         else next_backend_.reset();
         done(s);
       });
-    });
+    }, directory);
   });
 }
 

@@ -53,6 +53,7 @@ class WorkerPool;
 namespace siomq::broker {
 class Broker;
 class DurableQueues;
+class KeyDirectory;
 }  // namespace siomq::broker
 
 namespace siomq::server {
@@ -102,6 +103,9 @@ class Server {
   // writer starts); they are pointers only for that.
   std::unique_ptr<store::Backend> backend_;
   std::unique_ptr<store::Backend> next_backend_;  // during a set_persistence move; outlives the writer
+  // The E2EE key directory (built after the writer it writes through, declared before it so that the
+  // writer, stopped and destroyed first, runs its last callbacks while the directory still exists).
+  std::unique_ptr<broker::KeyDirectory> keys_;
   std::unique_ptr<store::Writer> writer_;
   unsigned threads_ = 0;
   std::unique_ptr<net::WorkerPool> pool_;

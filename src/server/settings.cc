@@ -121,6 +121,22 @@ void check_relay_settings(const json& doc) {
     spdlog::warn("settings: namespaces.{} ignored: {} is built in and cannot be configured", name, name);
 }
 
+// The key directory's memory bounds (E2EE directories): in `limits`, applying with the block switched off
+// too, like the other memory bounds. 0 or a negative number keeps the default (they cannot be lifted).
+broker::KeyDirectoryLimits read_key_directory(const json& doc) {
+  broker::KeyDirectoryLimits k;
+  if (!doc.contains("limits") || !doc.at("limits").is_object()) return k;
+  const auto& l = doc.at("limits");
+  if (l.contains("max_directory_entries_per_realm")) {
+    if (size_t n = read_count(l.at("max_directory_entries_per_realm"), "limits.max_directory_entries_per_realm"))
+      k.max_entries_per_realm = n;
+  }
+  if (l.contains("max_directory_bytes")) {
+    if (size_t n = read_count(l.at("max_directory_bytes"), "limits.max_directory_bytes")) k.max_bytes = n;
+  }
+  return k;
+}
+
 }  // namespace
 
 Settings settings_from_json(const json& doc) {
@@ -163,6 +179,7 @@ Settings settings_from_json(const json& doc) {
   }
   s.storage = read_storage(doc);
   check_relay_settings(doc);
+  s.key_directory = read_key_directory(doc);
   s.document = std::make_shared<const json>(doc);
   return s;
 }

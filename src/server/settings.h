@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "broker/key_directory_limits.h"
 #include "net/transport_options.h"
 
 namespace siomq::server {
@@ -30,6 +31,7 @@ struct StorageSettings {
 struct Settings {
   net::TransportOptions transport;
   StorageSettings storage;
+  broker::KeyDirectoryLimits key_directory;  // limits.max_directory_entries_per_realm, limits.max_directory_bytes
   bool diagnostics = false;
   std::shared_ptr<const nlohmann::json> document;  // the whole file, for the surfaces that read it
 };

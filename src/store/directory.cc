@@ -67,4 +67,9 @@ Op erase_directory_entry(std::string_view directory, std::string_view realm, std
   return Op{Family::directory_entry, Op::Kind::erase, directory_key(directory, realm, key), {}};
 }
 
+Op quarantine(const DirectoryEntry& entry) {
+  return Op{Family::directory_entry, Op::Kind::quarantine, directory_key(entry.directory, entry.realm, entry.key),
+            encode_directory_entry(entry)};
+}
+
 }  // namespace siomq::store

@@ -32,5 +32,7 @@ std::string directory_key(std::string_view directory, std::string_view realm, st
 
 Op put(const DirectoryEntry& entry);
 Op erase_directory_entry(std::string_view directory, std::string_view realm, std::string_view key);
+// Moves an entry its owner cannot use to the quarantine (its encoding kept byte for byte).
+Op quarantine(const DirectoryEntry& entry);
 
 }  // namespace siomq::store

@@ -1,4 +1,5 @@
-// libFuzzer target for the tyo-mq request payloads (src/surfaces/tyo_mq/requests) and the durations
+// libFuzzer target for the tyo-mq request payloads (src/surfaces/tyo_mq/requests, and the E2EE directory
+// requests of e2ee_requests with the key directory's values, broker/directory_values) and the durations
 // they carry (src/wire/durations): what any client, authenticated or not, hands the broker.
 //
 // The input is a request object's text, sent both ways a client may send it: as the object itself (when
@@ -6,11 +7,15 @@
 // JSON met no validator before issue 12. It is also read as PRODUCE_CHUNK pieces joined, and as a ttl /
 // duration. Invariants: whatever request_object returns passes js::validate (so whatever is relayed or
 // stored is JSON within the packet's limits); the raw spans a PRODUCE relays are valid JSON themselves;
-// nothing crashes, recurses on the input, or runs longer than linear time (libFuzzer's -timeout).
+// nothing crashes, recurses on the input, or runs longer than linear time (libFuzzer's -timeout). An
+// E2EE request that parses is within its bounds, and its key or bundle is stored and read back unchanged
+// (so what PREKEY_PUBLISH accepts, a restart can load).
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "broker/directory_values.h"
+#include "surfaces/tyo_mq/e2ee_requests.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/durations.h"
 #include "wire/js_json.h"
@@ -24,7 +29,24 @@ void check(bool ok) {
   if (!ok) __builtin_trap();
 }
 
+void parse_e2ee(std::string_view object) {
+  if (auto id = surfaces::parse_identity(object)) check(!id->empty() && id->size() <= broker::kMaxIdentityBytes);
+  if (auto k = surfaces::parse_key_publish(object)) {
+    check(broker::check_base64(k->key.public_key, broker::kMaxPublicKeyChars, "k").ok());
+    check(broker::js_length(k->key.key_id) <= broker::kMaxKeyIdChars && broker::js_length(k->key.alg) <= broker::kMaxAlgChars);
+    auto back = broker::decode_keys(broker::encode_keys({k->key}));
+    check(back.ok() && back->size() == 1 && (*back)[0] == k->key);
+  }
+  if (auto p = surfaces::parse_prekey_publish(object)) {
+    check(p->bundle.one_time.size() <= broker::kMaxOneTimePrekeysPerPublish && !p->bundle.kyber_prekey.empty());
+    p->bundle.updated_ms = 1234;
+    auto back = broker::read_bundle(broker::encode_bundle(p->bundle), true);
+    check(back.ok() && *back == p->bundle);
+  }
+}
+
 void parse_all(std::string_view object) {
+  parse_e2ee(object);
   (void)surfaces::parse_registration(object);
   (void)surfaces::parse_ack(object);
   if (auto sub = surfaces::parse_subscribe(object)) (void)surfaces::delivery_policy(*sub);

@@ -177,6 +177,13 @@ requests_seeds = {
     "inner_deep": '{"event":"e","from":"p","message":' + "[" * 1025 + "]" * 1025 + "}",
     "inner_surrogate": '{"event":"e","from":"p","message":"\\ud800"}',
     "ttl_digits": '{"event":"e","from":"p","ttl":"' + "9" * 2000 + 's"}',
+    "key_publish": '{"identity":"dev","key_id":"dev-1","alg":"ecdh-es-p256-a256gcm","public_key":"QkFTRTY0LVBVQktFWQ=="}',
+    "key_publish_unicode": '{"identity":"d\\u00e9v","key_id":"\\ud83d\\ude00","public_key":"a-_b="}',
+    "prekey_publish": '{"identity":"alice","identity_key":"SUQ=","registration_id":4242,"device_id":1,'
+                      '"signed_prekey_id":7,"signed_prekey":"U1BL","signed_prekey_sig":"U0lH","kyber_prekey_id":9,'
+                      '"kyber_prekey":"S1lC","kyber_prekey_sig":"S1NJRw","one_time_prekeys":[{"id":1,"key":"T1RQMQ"},'
+                      '{"id":4294967295,"key":"T1RQMg=="}]}',
+    "prekey_take": '{"identity":"alice"}',
     "duration": "1.25h",
     "duration_bad": "--1e400ms",
 }

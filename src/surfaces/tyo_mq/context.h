@@ -2,8 +2,8 @@
 // surface keeps per server (nonces, enrolments, live sockets, the store's default TTL).
 //
 // Ownership: one Context per server, made by register_tyo_mq and held (shared_ptr) by every handler of
-// namespace "/" and by the housekeeping callback it returns. The broker, the durable queues and the live
-// settings it refers to are owned by server::Server (server/server.h) and must outlive the SioServer whose
+// namespace "/" and by the housekeeping callback it returns. The broker, the durable queues, the key
+// directory and the live settings it refers to are owned by server::Server (server/server.h) and must outlive the SioServer whose
 // handlers hold the Context, and any callback still pending on the durable queues.
 //
 // Threading: the engine objects and `settings` are thread-safe; `sessions`, `nonces` and `enrolment` lock
@@ -27,13 +27,14 @@
 
 namespace siomq::broker {
 class DurableQueues;
-}
+class KeyDirectory;
+}  // namespace siomq::broker
 
 namespace siomq::surfaces {
 
 struct Context : std::enable_shared_from_this<Context> {
-  Context(broker::Broker& b, broker::DurableQueues& q, auth::LiveSettings& s, TyoMqOptions o)
-      : broker(b), queues(q), settings(s), options(std::move(o)) {
+  Context(broker::Broker& b, broker::DurableQueues& q, broker::KeyDirectory& k, auth::LiveSettings& s, TyoMqOptions o)
+      : broker(b), queues(q), keys(k), settings(s), options(std::move(o)) {
     set_default_ttl(options.default_ttl_ms);
   }
   // The store's default TTL (§5.5), changed by set_persistence while handlers read it.
@@ -46,6 +47,7 @@ struct Context : std::enable_shared_from_this<Context> {
 
   broker::Broker& broker;
   broker::DurableQueues& queues;
+  broker::KeyDirectory& keys;  // the E2EE directories (e2ee.h)
   auth::LiveSettings& settings;
   TyoMqOptions options;
   auth::NonceCache nonces;

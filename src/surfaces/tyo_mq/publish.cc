@@ -15,6 +15,7 @@
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/clock.h"
+#include "wire/json_spans.h"
 #include "wire/socketio.h"
 
 namespace siomq::surfaces {
@@ -92,7 +93,8 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   if (!p) return reply_error(reply, p.error());
   const std::string realm = session.realm();
   http::process_metrics().produced(realm, p->event);
-  if (const auth::RealmConfig* rc = snap.auth.realm(realm); rc && rc->e2ee == "required" && p->enc.empty())
+  // `!obj.enc` as the reference reads it: null, false, 0 and "" are no encryption metadata either.
+  if (const auth::RealmConfig* rc = snap.auth.realm(realm); rc && rc->e2ee == "required" && !json_spans::truthy(p->enc))
     return reply_error(reply, Error{-6, "Realm '" + realm + "' requires end-to-end encrypted messages (enc)"});
   std::string payload = delivery_payload(*p);
   if (p->broadcast) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "broker/durable_queues.h"
+#include "broker/key_directory.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
 #include "wire/log_text.h"
 
@@ -37,7 +38,8 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
   });
   if (!s) return s.error();
   auto names = ctx.broker.realm_names();
-  known = known || d.removed_tokens > 0 || std::find(names.begin(), names.end(), realm) != names.end();
+  known = known || d.removed_tokens > 0 || std::find(names.begin(), names.end(), realm) != names.end() ||
+          ctx.keys.has_realm(realm);
   if (!known) return make_error("Realm '" + realm + "' not found", 404);
   // Its sockets: those authenticated into it, and any bound to a name in its live state. Counted once
   // each, by socket id (one socket is found both ways: as a Session and as a broker::Endpoint).
@@ -50,6 +52,10 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
   }
   d.disconnected_sockets = closed.size();
   ctx.enrolment.remove_realm(realm);
+  // Its E2EE directories go with it (the new realm of the same name starts with none).
+  ctx.keys.purge_realm(realm, [realm](const Status& st) {
+    if (!st) spdlog::error("removing realm '{}': its key directory could not be deleted: {}", log_text(realm), st.error().message);
+  });
   ctx.queues.purge_realm(realm, [realm, d, stored = std::move(stored)](const Status& st) {
     if (!st) spdlog::error("removing realm '{}': its stored messages could not be deleted: {}", log_text(realm), st.error().message);
     if (stored) stored(st, d);

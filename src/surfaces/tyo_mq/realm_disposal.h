@@ -1,6 +1,6 @@
 // A realm goes away (remove_realm, an expired ephemeral realm): its settings and tokens (written to the
-// settings file), its live state, its sockets (disconnected), its pending enrolments, and its stored
-// rows, DLQ entries and durable subscriptions.
+// settings file), its live state, its sockets (disconnected), its pending enrolments, its stored rows,
+// DLQ entries and durable subscriptions, and its E2EE key directory.
 //
 // Called from a worker (remove_realm) or the housekeeping thread; everything it touches locks inside.
 #pragma once

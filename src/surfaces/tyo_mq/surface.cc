@@ -10,6 +10,7 @@
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/auth.h"
 #include "surfaces/tyo_mq/connection.h"
+#include "surfaces/tyo_mq/e2ee.h"
 #include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/housekeeping.h"
 #include "surfaces/tyo_mq/management.h"
@@ -28,8 +29,8 @@
 namespace siomq::surfaces {
 
 TyoMqSurface register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
-                             auth::LiveSettings& settings, TyoMqOptions options) {
-  auto ctx = std::make_shared<Context>(broker, queues, settings, std::move(options));
+                             broker::KeyDirectory& keys, auth::LiveSettings& settings, TyoMqOptions options) {
+  auto ctx = std::make_shared<Context>(broker, queues, keys, settings, std::move(options));
   net::Namespace ns;
   ns.name = "/";
   ns.on_connect = [ctx](net::Socket& socket, std::string_view) -> std::optional<std::string> {
@@ -58,6 +59,14 @@ TyoMqSurface register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker
   ns.handlers["PRODUCE"] = socket_handler(ctx, on_produce);
   ns.handlers["PRODUCE_CHUNK"] = socket_handler(ctx, on_produce_chunk);
   ns.handlers["ACK"] = socket_handler(ctx, on_ack);
+  // E2EE directories (§12); sealed sender and push are not offered (§0 row 13: 501).
+  ns.handlers["KEY_PUBLISH"] = socket_handler(ctx, on_key_publish);
+  ns.handlers["KEY_LOOKUP"] = socket_handler(ctx, on_key_lookup);
+  ns.handlers["PREKEY_PUBLISH"] = socket_handler(ctx, on_prekey_publish);
+  ns.handlers["PREKEY_TAKE"] = socket_handler(ctx, on_prekey_take);
+  for (const char* event : {"SEALED_CERT_REQUEST", "SEALED_UAK_SET", "SEALED_DELIVER", "SEALED_SUBSCRIBE"})
+    ns.handlers[event] = socket_handler(ctx, on_sealed_sender);
+  for (const char* event : {"PUSH_REGISTER", "PUSH_UNREGISTER"}) ns.handlers[event] = socket_handler(ctx, on_push);
   // QUIT: the payload must be the socket's own id; the server then disconnects it.
   ns.handlers["QUIT"] = [open_gate](net::Socket& socket, const net::Message& msg) {
     if (!open_gate(socket, msg, "QUIT")) return;
@@ -89,7 +98,9 @@ TyoMqSurface register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker
       if (within_credential_rate(*ctx, s, m)) inner(s, m);
     };
   }
-  for (const char* event : {"PING", "HELLO", "ACK", "UNSUBSCRIBE", "QUIT", "DEBUG"}) {
+  for (const char* event : {"PING", "HELLO", "ACK", "UNSUBSCRIBE", "QUIT", "DEBUG", "KEY_PUBLISH", "KEY_LOOKUP",
+                            "PREKEY_PUBLISH", "PREKEY_TAKE", "SEALED_CERT_REQUEST", "SEALED_UAK_SET", "SEALED_DELIVER",
+                            "SEALED_SUBSCRIBE", "PUSH_REGISTER", "PUSH_UNREGISTER"}) {
     ns.handlers[event] = [ctx, inner = std::move(ns.handlers[event])](net::Socket& s, const net::Message& m) {
       SocketReply reply(s, m.ack_id, keep_socket_reply);
       if (within_rate(ctx->settings.current(), *endpoint_of(s), reply, m.json.size())) inner(s, m);

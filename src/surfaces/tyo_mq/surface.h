@@ -18,6 +18,7 @@ class SioServer;
 namespace siomq::broker {
 class Broker;
 class DurableQueues;
+class KeyDirectory;
 }  // namespace siomq::broker
 namespace siomq::auth {
 class LiveSettings;
@@ -54,11 +55,11 @@ struct TyoMqSurface {
 
 // Serves namespace "/".
 //
-// The handlers added to `sio` and the returned function hold references to `broker`, `queues` and
-// `settings` (through the surface's Context): the caller owns those and keeps them alive until `sio` has
+// The handlers added to `sio` and the returned function hold references to `broker`, `queues`, `keys`
+// and `settings` (through the surface's Context): the caller owns those and keeps them alive until `sio` has
 // stopped and every callback it gave the durable queues has run. `options.move_store` is called from a
 // worker thread and may answer from any thread.
 TyoMqSurface register_tyo_mq(net::SioServer& sio, broker::Broker& broker, broker::DurableQueues& queues,
-                             auth::LiveSettings& settings, TyoMqOptions options);
+                             broker::KeyDirectory& keys, auth::LiveSettings& settings, TyoMqOptions options);
 
 }  // namespace siomq::surfaces
