@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "net/tls_options.h"
 #include "net/transport_options.h"
 
 namespace siomq::server {
@@ -31,6 +32,7 @@ struct Settings {
   net::TransportOptions transport;
   StorageSettings storage;
   bool diagnostics = false;
+  std::optional<net::TlsOptions> tls;  // the `tls` block: TLS terminated by the server
   std::shared_ptr<const nlohmann::json> document;  // the whole file, for the surfaces that read it
 };
 
