@@ -18,7 +18,7 @@ const tls = require('node:tls');
 const https = require('node:https');
 const { execFileSync, spawnSync } = require('node:child_process');
 const { startServer, runServerOnce, delay } = require('./lib/server');
-const { connectV4, once, waitFor, withTimeout } = require('./lib/clients');
+const { connectV4, once, waitFor, withTimeout, RawEio } = require('./lib/clients');
 
 const EIO = '/socket.io/?EIO=4&transport=polling';
 
@@ -145,6 +145,18 @@ test('a polling session whose TLS connections land on both workers (one moved wi
   }
   const sockets = Object.values(agent.sockets).flat().concat(Object.values(agent.freeSockets).flat());
   assert.equal(sockets.length, 1, 'the keep-alive requests shared one TLS connection');
+  // The upgrade, on the eighth connection (the other worker than the session's, by the count above): it
+  // moves, answers 101 over TLS there, and the WebSocket carries on with the same TLS session.
+  const pending = request(session, { ca, agent });
+  const ws = new RawEio(url.replace(/^https/, 'wss'), { query: `EIO=4&transport=websocket&sid=${sid}`, wsOptions: { ca } });
+  t.after(() => ws.ws.terminate());
+  await withTimeout(ws.opened, 5000, 'wss probe open');
+  ws.send('2probe');
+  assert.equal(await ws.next(), '3probe');
+  assert.equal(await pending.then((r) => r.text), '6');
+  ws.send('5');
+  ws.send('429["PING",{"over":"wss"}]');
+  assert.match(await ws.next(), /^439\[.*over.*wss/);
   await server.stop();
 });
 
