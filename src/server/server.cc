@@ -116,17 +116,19 @@ void Server::listen() {
   }
 }
 
+// A command line that cannot work is a start-up error like a bad settings file (exit code 1); the
+// files themselves are TlsContext's to judge (exit code 4).
 void Server::load_tls() {
   std::optional<net::TlsOptions> tls = settings_.tls;
   if (!options_.tls_cert.empty() || !options_.tls_key.empty()) {
     if (options_.tls_cert.empty() || options_.tls_key.empty())
-      throw net::TlsError("tls: --tls-cert and --tls-key go together");
+      throw std::runtime_error("--tls-cert and --tls-key go together");
     if (!tls) tls.emplace();
     tls->cert = options_.tls_cert;
     tls->key = options_.tls_key;
   }
   if (options_.tls_port) {
-    if (!tls) throw net::TlsError("tls: --tls-port needs a certificate and key (--tls-cert, --tls-key or the tls block)");
+    if (!tls) throw std::runtime_error("--tls-port needs a certificate and key (--tls-cert, --tls-key or the tls block)");
     tls->port = options_.tls_port;
   }
   if (tls) tls_ = std::make_unique<net::TlsContext>(std::move(*tls));

@@ -277,6 +277,9 @@ test('certificate or key files that cannot be used stop the start-up with exit c
   const cli = runServerOnce({ args: ['--tls-cert', good.cert, '--tls-key', other.key] });
   assert.equal(cli.code, 4, cli.output);
   assert.match(cli.output, /does not match/);
+  const half = runServerOnce({ args: ['--tls-cert', good.cert] });
+  assert.equal(half.code, 1, half.output);
+  assert.match(half.output, /--tls-cert and --tls-key go together/);
   const badType = runServerOnce({ settings: { tls: { cert: good.cert, key: good.key, min_version: '1.1' } } });
   assert.equal(badType.code, 1, badType.output);
   assert.match(badType.output, /tls.min_version must be "1.2" or "1.3"/);
