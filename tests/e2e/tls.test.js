@@ -2,7 +2,8 @@
 // Socket.IO over WebSocket, long-polling and the polling → WebSocket upgrade, a polling session whose
 // TLS connections move between workers, curl, TLS 1.1 refused, plain HTTP refused, the handshake
 // deadline and the connection cap, the certificate reloaded on SIGHUP (and a failed reload keeping the
-// old one), and the start-up errors for files that cannot be used (exit code 4).
+// old one), the chain completed from `ca` or the certificate file, and the start-up errors for files that
+// cannot be used (exit code 4).
 //
 // Certificates are made at test time with the openssl CLI (self-signed, for localhost and 127.0.0.1);
 // none is checked in.
@@ -283,6 +284,41 @@ test('certificate or key files that cannot be used stop the start-up with exit c
   const badType = runServerOnce({ settings: { tls: { cert: good.cert, key: good.key, min_version: '1.1' } } });
   assert.equal(badType.code, 1, badType.output);
   assert.match(badType.output, /tls.min_version must be "1.2" or "1.3"/);
+});
+
+// root → intermediate → leaf (for localhost): the client trusts the root only, so it verifies the leaf only
+// when the server sends the intermediate.
+function makeChain(dir) {
+  const run = (args) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  fs.writeFileSync(path.join(dir, 'ca.ext'), 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign\n');
+  fs.writeFileSync(path.join(dir, 'leaf.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  run(['req', '-x509', ...ec, '-keyout', 'root.key', '-out', 'root.crt', '-days', '2', '-subj', '/CN=root',
+    '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign']);
+  run(['req', ...ec, '-keyout', 'inter.key', '-out', 'inter.csr', '-subj', '/CN=inter']);
+  run(['x509', '-req', '-in', 'inter.csr', '-CA', 'root.crt', '-CAkey', 'root.key', '-CAcreateserial',
+    '-out', 'inter.crt', '-days', '2', '-extfile', 'ca.ext']);
+  run(['req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=localhost']);
+  run(['x509', '-req', '-in', 'leaf.csr', '-CA', 'inter.crt', '-CAkey', 'inter.key', '-CAcreateserial',
+    '-out', 'leaf.crt', '-days', '2', '-extfile', 'leaf.ext']);
+  fs.writeFileSync(path.join(dir, 'fullchain.crt'),
+    fs.readFileSync(path.join(dir, 'leaf.crt'), 'utf8') + fs.readFileSync(path.join(dir, 'inter.crt'), 'utf8'));
+  const p = (f) => path.join(dir, f);
+  return { root: p('root.crt'), inter: p('inter.crt'), leaf: p('leaf.crt'), key: p('leaf.key'), full: p('fullchain.crt') };
+}
+
+test('the intermediate is served from tls.ca or from the certificate file', async (t) => {
+  const chain = makeChain(certDir(t));
+  for (const [tlsBlock, verifies] of [
+    [{ cert: chain.leaf, key: chain.key }, false],
+    [{ cert: chain.leaf, key: chain.key, ca: chain.inter }, true],
+    [{ cert: chain.full, key: chain.key }, true],
+  ]) {
+    const server = await startServer(t, { settings: { tls: tlsBlock } });
+    const r = curl(['--cacert', chain.root, `https://localhost:${server.port}${EIO}`]);
+    assert.equal(r.status === 0, verifies, `${JSON.stringify(tlsBlock)}: ${r.stderr}`);
+    await server.stop();
+  }
 });
 
 test('--tls-cert and --tls-key serve https on the main port', async (t) => {
