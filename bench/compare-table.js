@@ -34,8 +34,8 @@ const what = {
   'connections-10k': '10,000 idle connections',
 };
 // The peers in the table: those that ran, in this order.
-const peers = ['baseline', 'tyo-mq', 'relay'].filter((s) => rows.some((r) => r.server === s));
-const label = { baseline: `siomq ${baseline || 'baseline'}`, 'tyo-mq': 'tyo-mq', relay: 'relay' };
+const peers = ['baseline', 'siomq-tls', 'tyo-mq', 'relay'].filter((s) => rows.some((r) => r.server === s));
+const label = { baseline: `siomq ${baseline || 'baseline'}`, 'siomq-tls': 'siomq over TLS', 'tyo-mq': 'tyo-mq', relay: 'relay' };
 
 const median = (xs) => {
   const s = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
@@ -80,6 +80,9 @@ lines.push('- **siomq**: `siomq-server --threads 1 --storage file --sync batch` 
 lines.push('- **tyo-mq**: the Node.js broker from npm, `tyo-mq@0.2.14` (Socket.IO v2, driven over Engine.IO 3), its logger silenced.');
 if (peers.includes('baseline'))
   lines.push(`- **siomq ${baseline}**: the same server as built at revision ${baseline}, with the same flags.`);
+if (peers.includes('siomq-tls'))
+  lines.push('- **siomq over TLS**: the same server and flags with `--tls-cert/--tls-key` (a self-signed P-256 certificate), ' +
+    'driven over `wss://` by the same load generator; its "× better" is the cost of TLS.');
 lines.push('- **relay**: `bench/peers/relay.js`, a hand-written socket.io@4 relay with an in-memory durable queue and ACK.');
 lines.push('');
 lines.push('"× better" is siomq / peer for throughput and peer / siomq for latency and memory. On a shared virtual ' +

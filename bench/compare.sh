@@ -9,7 +9,8 @@
 #
 # --baseline REV  adds siomq as built at git revision REV (built once into build/baseline-<rev>), run with the
 #                 same flags: a restructuring shows what it costs, side by side with what it started from.
-# --servers LIST  which servers to run (default: all of siomq, baseline when given, tyo-mq, relay).
+# --servers LIST  which servers to run (default: all of siomq, baseline when given, tyo-mq, relay); siomq-tls
+#                 (siomq with --tls-cert/--tls-key, driven over wss://, a certificate made for the run) only when named.
 #
 # Installs what it needs (scripts/setup.sh, then `npm ci` in bench/peers), builds the release binaries.
 set -euo pipefail
@@ -64,6 +65,9 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# For siomq-tls: a self-signed certificate for this run (the load generator verifies it with --ca).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/key.pem" \
+  -out "$work/cert.pem" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost 2>/dev/null
 
 # Scenarios: id | `siomq bench` arguments | what tyo-mq@0.2.14 lacks for it | what the relay lacks.
 scenarios=(
@@ -83,19 +87,20 @@ servers+=(tyo-mq relay)
 [ -n "$servers_arg" ] && IFS=',' read -r -a servers <<<"$servers_arg"
 
 port_for() {
-  case $1 in siomq) echo 17460 ;; tyo-mq) echo 17461 ;; relay) echo 17462 ;; baseline) echo 17463 ;; esac
+  case $1 in siomq) echo 17460 ;; tyo-mq) echo 17461 ;; relay) echo 17462 ;; baseline) echo 17463 ;; siomq-tls) echo 17464 ;; esac
 }
 
 start_server() {  # start_server NAME: starts it pinned to the server core, waits for its port
   local name=$1 port
   port=$(port_for "$name")
   case $name in
-    siomq | baseline)
-      local binary=build/src/siomq-server
+    siomq | baseline | siomq-tls)
+      local binary=build/src/siomq-server tls=()
       [ "$name" = baseline ] && binary="$baseline_build/src/siomq-server"
+      [ "$name" = siomq-tls ] && tls=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
       rm -rf "$work/data"
       taskset -c "$server_core" "$binary" --port "$port" --threads 1 --storage file --sync batch \
-        --data-dir "$work/data" --log-level warn >"$work/server.log" 2>&1 &
+        --data-dir "$work/data" --log-level warn "${tls[@]}" >"$work/server.log" 2>&1 &
       ;;
     tyo-mq) taskset -c "$server_core" node bench/peers/tyo-mq-server.js "$port" >"$work/server.log" 2>&1 & ;;
     relay) taskset -c "$server_core" node bench/peers/relay.js "$port" >"$work/server.log" 2>&1 & ;;
@@ -143,7 +148,9 @@ for round in $(seq "$rounds"); do
       [[ $id == connections* ]] && extra=(--server-pid "$server_pid")
       echo "round $round: $id on $name" >&2
       # shellcheck disable=SC2086
-      if line=$(taskset -c "$bench_core" build/src/siomq bench $args --url "http://127.0.0.1:$(port_for "$name")" \
+      url="http://127.0.0.1:$(port_for "$name")"
+      [ "$name" = siomq-tls ] && url="https://localhost:$(port_for "$name")" && extra+=(--ca "$work/cert.pem")
+      if line=$(taskset -c "$bench_core" build/src/siomq bench $args --url "$url" \
                   --eio "$eio" -d "$duration" --json -q "${extra[@]}"); then
         printf '{"server":"%s","id":"%s","round":%d,"result":%s}\n' "$name" "$id" "$round" "$line" >>"$results"
       else

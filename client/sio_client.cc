@@ -3,11 +3,16 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <simdjson.h>
 
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <random>
 #include <unordered_map>
 
@@ -33,6 +38,24 @@ std::string string_field(std::string_view json, const char* name) {
   return std::string(v.value_unsafe().get_string().value_unsafe());
 }
 
+// One client TLS context per CA file, shared by the connections that use it (loading CAs is not cheap).
+std::shared_ptr<asio::ssl::context> tls_context(const std::string& ca_file) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<asio::ssl::context>> contexts;
+  std::lock_guard lock(mu);
+  auto& ctx = contexts[ca_file];
+  if (!ctx) {
+    ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_tlsv1 |
+                     asio::ssl::context::no_tlsv1_1);
+    boost::system::error_code ec;
+    if (ca_file.empty()) ctx->set_default_verify_paths(ec);
+    else ctx->load_verify_file(ca_file, ec);
+    ctx->set_verify_mode(asio::ssl::verify_peer);
+  }
+  return ctx;
+}
+
 std::mt19937& rng() {
   thread_local std::mt19937 gen{std::random_device{}()};
   return gen;
@@ -41,8 +64,11 @@ std::mt19937& rng() {
 }  // namespace
 
 bool parse_url(std::string_view url, ClientOptions& o) {
-  for (std::string_view scheme : {"http://", "ws://"}) {
-    if (url.starts_with(scheme)) url.remove_prefix(scheme.size());
+  for (std::string_view scheme : {"http://", "ws://", "https://", "wss://"}) {
+    if (!url.starts_with(scheme)) continue;
+    url.remove_prefix(scheme.size());
+    o.tls = scheme.starts_with("https") || scheme.starts_with("wss");
+    break;
   }
   size_t slash = url.find('/');
   std::string_view authority = url.substr(0, slash);
@@ -51,6 +77,7 @@ bool parse_url(std::string_view url, ClientOptions& o) {
   if (authority.empty()) return false;
   if (colon == std::string_view::npos) {
     o.host = std::string(authority);
+    if (o.tls) o.port = 443;
     return true;
   }
   o.host = std::string(authority.substr(0, colon));
@@ -91,10 +118,18 @@ class SioClient::Connection : public std::enable_shared_from_this<SioClient::Con
   void send_frame(ws::Opcode opcode, std::string payload);
   void flush();
   void schedule_ping();  // Engine.IO v3: the client sends the heartbeat
+  void send_upgrade_request();
+  // Reads and writes through TLS when the URL asked for it.
+  template <class Done>
+  void read_some(Done&& done);
+  template <class Done>
+  void write_all(asio::const_buffer bytes, Done&& done);
 
   asio::io_context& io_;
   ClientOptions options_;
   tcp::socket socket_;
+  std::shared_ptr<asio::ssl::context> tls_context_;
+  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;
   asio::steady_timer deadline_;
   asio::steady_timer ping_timer_;
   std::chrono::milliseconds ping_interval_{25000};
@@ -135,6 +170,22 @@ bool SioClient::connected() const { return connection_->connected(); }
 SioClient::Connection::Connection(asio::io_context& io, ClientOptions options)
     : io_(io), options_(std::move(options)), socket_(io), deadline_(io), ping_timer_(io), read_buffer_(65536) {
   if (options_.path.empty() || options_.path.back() != '/') options_.path.push_back('/');
+  if (options_.tls) {
+    tls_context_ = tls_context(options_.ca_file);
+    tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, *tls_context_);
+  }
+}
+
+template <class Done>
+void SioClient::Connection::read_some(Done&& done) {
+  if (tls_) tls_->async_read_some(asio::buffer(read_buffer_), std::forward<Done>(done));
+  else socket_.async_read_some(asio::buffer(read_buffer_), std::forward<Done>(done));
+}
+
+template <class Done>
+void SioClient::Connection::write_all(asio::const_buffer bytes, Done&& done) {
+  if (tls_) asio::async_write(*tls_, bytes, std::forward<Done>(done));
+  else asio::async_write(socket_, bytes, std::forward<Done>(done));
 }
 
 void SioClient::Connection::connect(ConnectDone done) {
@@ -152,30 +203,37 @@ void SioClient::Connection::connect(ConnectDone done) {
     if (cec) return self->fail("connect: " + cec.message());
     boost::system::error_code opt_ec;
     self->socket_.set_option(tcp::no_delay(true), opt_ec);
-    unsigned char nonce[16];
-    for (auto& b : nonce) b = static_cast<unsigned char>(rng()());
-    self->key_ = base64::encode(std::string_view(reinterpret_cast<const char*>(nonce), sizeof nonce));
-    auto request = std::make_shared<std::string>(
-        "GET " + self->options_.path + "?EIO=" + std::to_string(self->options_.eio) +
-        "&transport=websocket HTTP/1.1\r\nHost: " + self->options_.host + ":" +
-        std::to_string(self->options_.port) +
-        "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " +
-        self->key_ + "\r\n\r\n");
-    asio::async_write(self->socket_, asio::buffer(*request),
-                      [self, request](const boost::system::error_code& wec, size_t) {
-                        if (wec) return self->fail("write: " + wec.message());
-                        self->read();
-                      });
+    if (!self->tls_) return self->send_upgrade_request();
+    SSL_set_tlsext_host_name(self->tls_->native_handle(), self->options_.host.c_str());  // SNI
+    self->tls_->set_verify_callback(asio::ssl::host_name_verification(self->options_.host));
+    self->tls_->async_handshake(asio::ssl::stream_base::client, [self](const boost::system::error_code& hec) {
+      if (hec) return self->fail("tls handshake: " + hec.message());
+      self->send_upgrade_request();
+    });
+  });
+}
+
+void SioClient::Connection::send_upgrade_request() {
+  unsigned char nonce[16];
+  for (auto& b : nonce) b = static_cast<unsigned char>(rng()());
+  key_ = base64::encode(std::string_view(reinterpret_cast<const char*>(nonce), sizeof nonce));
+  auto request = std::make_shared<std::string>(
+      "GET " + options_.path + "?EIO=" + std::to_string(options_.eio) + "&transport=websocket HTTP/1.1\r\nHost: " +
+      options_.host + ":" + std::to_string(options_.port) +
+      "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " + key_ +
+      "\r\n\r\n");
+  write_all(asio::buffer(*request), [self = shared_from_this(), request](const boost::system::error_code& wec, size_t) {
+    if (wec) return self->fail("write: " + wec.message());
+    self->read();
   });
 }
 
 void SioClient::Connection::read() {
-  socket_.async_read_some(asio::buffer(read_buffer_),
-                          [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
-                            if (ec) return self->fail(ec == asio::error::eof ? "connection closed" : ec.message());
-                            self->on_frame_data(n);
-                            if (!self->closed_) self->read();
-                          });
+  read_some([self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
+    if (ec) return self->fail(ec == asio::error::eof ? "connection closed" : ec.message());
+    self->on_frame_data(n);
+    if (!self->closed_) self->read();
+  });
 }
 
 void SioClient::Connection::on_frame_data(size_t n) {
@@ -360,7 +418,7 @@ void SioClient::Connection::flush() {
   if (out_.empty() || closed_) return;
   writing_.swap(out_);
   out_.clear();
-  asio::async_write(socket_, asio::buffer(writing_), [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+  write_all(asio::buffer(writing_), [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
     self->writing_.clear();
     if (ec) return self->fail("write: " + ec.message());
     if (self->out_.empty() && self->closing_) return self->fail("client closed");

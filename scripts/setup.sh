@@ -11,7 +11,7 @@ packages=(
   libboost1.81-dev
   libsimdjson-dev nlohmann-json3-dev
   librocksdb-dev libhiredis-dev redis-server
-  libssl-dev
+  libssl-dev openssl curl
   libspdlog-dev libfmt-dev libcli11-dev prometheus-cpp-dev
   libgtest-dev
 )

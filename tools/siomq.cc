@@ -14,9 +14,10 @@ namespace {
 
 using namespace siomq;
 
-int ping(const std::string& url, int count, const std::string& payload, int eio) {
+int ping(const std::string& url, int count, const std::string& payload, int eio, const std::string& ca_file) {
   client::ClientOptions options;
   options.eio = eio;
+  options.ca_file = ca_file;
   if (!client::parse_url(url, options)) {
     std::cerr << "siomq: bad URL " << url << "\n";
     return 2;
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
   CLI::App app{"siomq: command-line client for siomq and tyo-mq servers"};
   app.require_subcommand(1);
   std::string url = "http://127.0.0.1:17352";
+  std::string ca_file;
   int count = 1;
   std::string payload = "{}";
   auto* ping_cmd = app.add_subcommand("ping", "PING the server (tyo-mq) and print each reply and its round trip");
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
   ping_cmd->add_option("-n,--count", count, "Number of PINGs, one after another")->capture_default_str()->check(CLI::PositiveNumber);
   ping_cmd->add_option("--payload", payload, "PING payload (JSON)")->capture_default_str();
   int eio = 4;
+  ping_cmd->add_option("--ca", ca_file, "https/wss URLs: CA certificate (PEM) to verify the server with");
   ping_cmd->add_option("--eio", eio, "Engine.IO version: 4, or 3 for Socket.IO v2 servers")->capture_default_str()->check(CLI::IsMember({3, 4}));
 
   bench::LoadOptions load;
@@ -75,6 +78,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"pubsub", "fanout", "topics", "group", "durable", "latency", "connections", "chunked"}));
   bench_cmd->add_option("--url", load.url, "Server URL")->capture_default_str();
+  bench_cmd->add_option("--ca", load.ca_file, "https/wss URLs: CA certificate (PEM) to verify the server with");
   bench_cmd->add_option("--eio", load.eio, "Engine.IO version: 4, or 3 for Socket.IO v2 servers")->capture_default_str()->check(CLI::IsMember({3, 4}));
   bench_cmd->add_option("-d,--duration", load.duration_s, "Seconds of sending")->capture_default_str()->check(CLI::PositiveNumber);
   bench_cmd->add_option("-s,--size", load.size, "Message bytes (chunked: 1 MiB unless given)")->capture_default_str();
@@ -88,7 +92,7 @@ int main(int argc, char** argv) {
   bool quiet = false;
   bench_cmd->add_flag("-q,--quiet", quiet, "No progress lines on stderr");
   CLI11_PARSE(app, argc, argv);
-  if (*ping_cmd) return ping(url, count, payload, eio);
+  if (*ping_cmd) return ping(url, count, payload, eio, ca_file);
   if (*bench_cmd) {
     load.progress = !quiet;
     return bench::run_load(load);

@@ -79,10 +79,11 @@ bool EngineServer::handle(const std::shared_ptr<HttpConnection>& conn, HttpReque
     Worker& worker = conn->worker();
     int protocol = r.protocol;
     conn->accept_websocket(request, [this, protocol, remote, forwarded, &worker](boost::asio::ip::tcp::socket socket,
+                                                                                 std::unique_ptr<TlsSession> tls,
                                                                                  std::string leftover) {
       auto session = create(worker, protocol, remote);
       session->set_forwarded_for(forwarded);
-      session->open_websocket(std::move(socket), std::move(leftover), factory_(*session));
+      session->open_websocket(std::move(socket), std::move(tls), std::move(leftover), factory_(*session));
     });
     return true;
   }

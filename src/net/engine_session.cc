@@ -54,9 +54,10 @@ void EngineSession::open_polling(const std::shared_ptr<HttpConnection>& conn, co
   handler_->on_open();
 }
 
-void EngineSession::open_websocket(tcp::socket socket, std::string leftover, std::unique_ptr<SessionHandler> handler) {
+void EngineSession::open_websocket(tcp::socket socket, std::unique_ptr<TlsSession> tls, std::string leftover,
+                                   std::unique_ptr<SessionHandler> handler) {
   handler_ = std::move(handler);
-  ws_ = std::make_shared<WebSocketConnection>(std::move(socket), options_.max_payload, protocol_ == 3);
+  ws_ = std::make_shared<WebSocketConnection>(std::move(socket), options_.max_payload, protocol_ == 3, std::move(tls));
   ws_->start(this, std::move(leftover));
   if (closed_) return;
   send_open_packet();
@@ -122,9 +123,10 @@ void EngineSession::on_upgrade_request(const std::shared_ptr<HttpConnection>& co
     return;
   }
   std::weak_ptr<EngineSession> weak = weak_from_this();
-  conn->accept_websocket(request, [weak, this](tcp::socket socket, std::string leftover) {
+  conn->accept_websocket(request, [weak, this](tcp::socket socket, std::unique_ptr<TlsSession> tls, std::string leftover) {
     auto self = weak.lock();
-    auto ws = std::make_shared<WebSocketConnection>(std::move(socket), options_.max_payload, protocol_ == 3);
+    auto ws = std::make_shared<WebSocketConnection>(std::move(socket), options_.max_payload, protocol_ == 3,
+                                                    std::move(tls));
     if (!self || closed_ || ws_ || probe_) {
       ws->start(nullptr);
       ws->close(ws::kCloseGoingAway);

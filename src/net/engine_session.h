@@ -42,7 +42,7 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   // Opening: the handshake request's transport becomes the session's first transport.
   void open_polling(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request,
                     std::unique_ptr<SessionHandler> handler);
-  void open_websocket(boost::asio::ip::tcp::socket socket, std::string leftover,
+  void open_websocket(boost::asio::ip::tcp::socket socket, std::unique_ptr<TlsSession> tls, std::string leftover,
                       std::unique_ptr<SessionHandler> handler);
 
   // Later requests for this session (on this worker).

@@ -29,8 +29,8 @@ HttpResponse make_response(const HttpRequest& request, http::status status, std:
 }
 
 HttpConnection::HttpConnection(tcp::socket socket, Worker& worker, WorkerPool& pool, const HttpRoutes& routes,
-                               const TransportOptions& options, beast::flat_buffer buffer)
-    : stream_(std::move(socket)), buffer_(std::move(buffer)), worker_(worker), pool_(pool), routes_(routes),
+                               const TransportOptions& options, beast::flat_buffer buffer, std::unique_ptr<TlsSession> tls)
+    : stream_(std::move(socket), std::move(tls)), buffer_(std::move(buffer)), worker_(worker), pool_(pool), routes_(routes),
       options_(options) {
   boost::system::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);
@@ -41,7 +41,29 @@ HttpConnection::HttpConnection(tcp::socket socket, Worker& worker, WorkerPool& p
   stream_.socket().non_blocking(true, ec);
 }
 
-void HttpConnection::start() { read_request(); }
+void HttpConnection::start() {
+  if (!stream_.is_tls()) return read_request();
+  // The handshake is hostile input like a request: it must finish within the request's time, and the
+  // connection counts against the caps from the accept on.
+  stream_.expires_after(options_.http_request_timeout);
+  stream_.async_handshake([self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+    if (ec) {
+      spdlog::debug("tls {}: handshake failed: {} {}", self->remote_address_, ec.message(), self->stream_.tls_error());
+      // OpenSSL recognises an HTTP request where a ClientHello should be: say so in plain HTTP, once,
+      // without waiting (the socket is non-blocking; a client that does not read just misses it).
+      if (self->stream_.tls_error().find("http request") != std::string::npos) {
+        static constexpr std::string_view kPlainToTls =
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 44\r\nConnection: close\r\n\r\n"
+            "This port speaks TLS: use https:// or wss://";
+        boost::system::error_code wec;
+        self->stream_.socket().write_some(asio::buffer(kPlainToTls), wec);
+      }
+      self->close();
+      return;
+    }
+    self->read_request();
+  });
+}
 
 void HttpConnection::read_request() {
   parser_.emplace();
@@ -89,6 +111,7 @@ void HttpConnection::dispatch(HttpRequest& request) {
 }
 
 void HttpConnection::respond(HttpResponse response) {
+  ++watch_;
   if (!response.keep_alive()) keep_alive_ = false;
   auto res = std::make_shared<HttpResponse>(std::move(response));
   stream_.expires_after(options_.http_request_timeout);
@@ -102,6 +125,7 @@ void HttpConnection::respond(HttpResponse response) {
 }
 
 void HttpConnection::watch_for_close(std::function<void()> on_close) {
+  if (stream_.is_tls()) return watch_tls_for_close(std::move(on_close));
   stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), on_close = std::move(on_close)](
                                                           const boost::system::error_code& ec) {
     if (ec == asio::error::operation_aborted) return;
@@ -115,15 +139,32 @@ void HttpConnection::watch_for_close(std::function<void()> on_close) {
   });
 }
 
+// Over TLS the encrypted bytes cannot be peeked at: what arrives is read (without waiting) into the
+// buffer the next request is parsed from. A response ends the watch before anything else reads.
+void HttpConnection::watch_tls_for_close(std::function<void()> on_close) {
+  unsigned id = ++watch_;
+  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), id, on_close = std::move(on_close)](
+                                                          const boost::system::error_code& ec) mutable {
+    if (ec == asio::error::operation_aborted || id != self->watch_) return;
+    if (ec) return on_close();
+    TlsResult r = self->stream_.read_now(self->buffer_.prepare(4096));
+    if (r.closed) return on_close();
+    if (r.bytes > 0) return self->buffer_.commit(r.bytes);  // a next request's bytes: only the first read counts
+    if (r.wait == TlsResult::Wait::kRead) self->watch_tls_for_close(std::move(on_close));
+  });
+}
+
 void HttpConnection::migrate(Worker& target, HttpRequest request) {
+  ++watch_;
   boost::system::error_code ec;
+  std::unique_ptr<TlsSession> tls = stream_.release_tls();
   tcp::socket socket = stream_.release_socket();
   auto protocol = socket.local_endpoint(ec).protocol();
   if (ec) return;
   auto fd = socket.release(ec);
   if (ec) return;
   asio::post(target.io(), [fd, protocol, &target, &pool = pool_, &routes = routes_, &options = options_,
-                           buffer = std::move(buffer_), request = std::move(request)]() mutable {
+                           buffer = std::move(buffer_), request = std::move(request), tls = std::move(tls)]() mutable {
     tcp::socket moved(target.io());
     boost::system::error_code aec;
     moved.assign(protocol, fd, aec);
@@ -131,12 +172,15 @@ void HttpConnection::migrate(Worker& target, HttpRequest request) {
       ::close(fd);
       return;
     }
-    auto conn = std::make_shared<HttpConnection>(std::move(moved), target, pool, routes, options, std::move(buffer));
+    // The TLS session moves as it is: it reads and writes the same descriptor on the new worker.
+    auto conn = std::make_shared<HttpConnection>(std::move(moved), target, pool, routes, options, std::move(buffer),
+                                                 std::move(tls));
     conn->serve(std::move(request));
   });
 }
 
 void HttpConnection::accept_websocket(const HttpRequest& request, WebSocketOpen on_open) {
+  ++watch_;
   auto problem = websocket_upgrade_problem(
       std::string_view(request.method_string()), request[http::field::upgrade], request[http::field::connection],
       request[http::field::sec_websocket_version], request[http::field::sec_websocket_key]);
@@ -162,14 +206,11 @@ void HttpConnection::accept_websocket(const HttpRequest& request, WebSocketOpen 
                       std::string leftover(static_cast<const char*>(self->buffer_.data().data()),
                                            self->buffer_.size());
                       self->buffer_.consume(self->buffer_.size());
-                      on_open(self->stream_.release_socket(), std::move(leftover));
+                      auto tls = self->stream_.release_tls();
+                      on_open(self->stream_.release_socket(), std::move(tls), std::move(leftover));
                     });
 }
 
-void HttpConnection::close() {
-  boost::system::error_code ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-  stream_.close();
-}
+void HttpConnection::close() { stream_.close(); }
 
 }  // namespace siomq::net

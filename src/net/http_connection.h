@@ -1,12 +1,12 @@
 // One HTTP/1.1 connection: reads requests with Beast, hands each to the routes, writes the response.
 //
 // A request for an Engine.IO session that lives on another worker moves the whole TCP connection to
-// that worker first, so session state is only ever touched by its own thread.
+// that worker first, so session state is only ever touched by its own thread. On a TLS port the
+// connection's TLS state moves with it (net/http_stream.h), and the handshake comes first.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -16,6 +16,7 @@
 #include <string>
 
 #include "net/connection_count.h"
+#include "net/http_stream.h"
 #include "net/transport_options.h"
 
 namespace siomq::net {
@@ -37,15 +38,19 @@ struct HttpRoutes {
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
+  // `tls`: the connection's TLS state on a TLS port, null for plain TCP.
   HttpConnection(boost::asio::ip::tcp::socket socket, Worker& worker, WorkerPool& pool, const HttpRoutes& routes,
-                 const TransportOptions& options, boost::beast::flat_buffer buffer = {});
+                 const TransportOptions& options, boost::beast::flat_buffer buffer = {},
+                 std::unique_ptr<TlsSession> tls = nullptr);
 
-  // Starts reading the first request.
+  // Starts reading the first request (after the TLS handshake, on a TLS port; it must finish within
+  // http_request_timeout).
   void start();
   // Serves a request that was read on another worker before the connection moved here.
   void serve(HttpRequest request);
 
   Worker& worker() { return worker_; }
+  bool is_tls() const { return stream_.is_tls(); }
   const std::string& remote_address() const { return remote_address_; }
 
   // Sends the response, then reads the next request or closes, as keep-alive says.
@@ -55,8 +60,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void watch_for_close(std::function<void()> on_close);
   // Moves this connection to `target` and serves `request` there.
   void migrate(Worker& target, HttpRequest request);
-  // Answers 101 and hands the socket (with any bytes read past the request) to `on_open`.
-  using WebSocketOpen = std::function<void(boost::asio::ip::tcp::socket, std::string)>;
+  // Answers 101 and hands the socket, its TLS state (null for plain TCP) and any bytes read past the
+  // request to `on_open`.
+  using WebSocketOpen =
+      std::function<void(boost::asio::ip::tcp::socket, std::unique_ptr<TlsSession>, std::string)>;
   void accept_websocket(const HttpRequest& request, WebSocketOpen on_open);
 
  private:
@@ -64,9 +71,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void on_read(const boost::system::error_code& ec);
   void dispatch(HttpRequest& request);
   void close();
+  void watch_tls_for_close(std::function<void()> on_close);
 
   ConnectionCount counted_;
-  boost::beast::tcp_stream stream_;
+  HttpStream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   Worker& worker_;
@@ -75,6 +83,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   const TransportOptions& options_;
   std::string remote_address_;
   bool keep_alive_ = true;
+  unsigned watch_ = 0;  // TLS: the current close watch; a response ends it (its reads would race the next request's)
 };
 
 // Builds a response with the status, content type and body given, and Content-Length set.

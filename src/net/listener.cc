@@ -4,14 +4,16 @@
 #include <spdlog/spdlog.h>
 
 #include "net/connection_count.h"
+#include "net/tls_context.h"
 #include "net/worker_pool.h"
 
 namespace siomq::net {
 namespace asio = boost::asio;
+namespace beast = boost::beast;
 using asio::ip::tcp;
 
-Listener::Listener(WorkerPool& pool, const HttpRoutes& routes, const TransportOptions& options)
-    : pool_(pool), routes_(routes), options_(options), acceptor_(pool.at(0).io()), backoff_(pool.at(0).io()) {}
+Listener::Listener(WorkerPool& pool, const HttpRoutes& routes, const TransportOptions& options, const TlsContext* tls)
+    : pool_(pool), routes_(routes), options_(options), tls_(tls), acceptor_(pool.at(0).io()), backoff_(pool.at(0).io()) {}
 
 void Listener::listen(const std::string& host, uint16_t port) {
   tcp::resolver resolver(pool_.at(0).io());
@@ -60,7 +62,15 @@ void Listener::accept() {
       // Counted from here: the connection object that holds the count is made on the worker, later.
       handing_over_.fetch_add(1, std::memory_order_relaxed);
       asio::post(worker.io(), [this, &worker, socket = std::move(socket)]() mutable {
-        std::make_shared<HttpConnection>(std::move(socket), worker, pool_, routes_, options_)->start();
+        std::unique_ptr<TlsSession> tls;
+        if (tls_) tls = tls_->new_session(socket.native_handle());
+        if (!tls_ || tls) {
+          std::make_shared<HttpConnection>(std::move(socket), worker, pool_, routes_, options_, beast::flat_buffer{},
+                                           std::move(tls))
+              ->start();
+        } else {
+          spdlog::warn("accept: cannot make a TLS session (out of memory?); connection closed");
+        }
         handing_over_.fetch_sub(1, std::memory_order_relaxed);
       });
     }

@@ -35,8 +35,9 @@ constexpr auto kMaxPause = std::chrono::seconds(10);
 constexpr uint16_t kCloseTryAgainLater = 1013;
 }  // namespace
 
-WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message, bool prefix_binary)
-    : socket_(std::move(socket)), reader_(true, max_message), prefix_binary_(prefix_binary),
+WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message, bool prefix_binary,
+                                         std::unique_ptr<TlsSession> tls)
+    : socket_(std::move(socket)), tls_(std::move(tls)), reader_(true, max_message), prefix_binary_(prefix_binary),
       close_timer_(socket_.get_executor()) {
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);
@@ -61,7 +62,14 @@ void WebSocketConnection::start(Listener* listener, std::string initial) {
 
 void WebSocketConnection::wait_readable() {
   if (closed_) return;
-  socket_.async_wait(tcp::socket::wait_read,
+  if (tls_ && tls_more_) {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (!self->closed_) self->on_readable();
+    });
+    return;
+  }
+  auto wait = tls_ && tls_read_wants_write_ ? tcp::socket::wait_write : tcp::socket::wait_read;
+  socket_.async_wait(wait,
                      [self = shared_from_this()](const boost::system::error_code& ec) {
                        if (ec) {
                          self->finish();
@@ -73,10 +81,14 @@ void WebSocketConnection::wait_readable() {
 
 void WebSocketConnection::on_readable() {
   auto self = shared_from_this();  // a handler may drop the last outside reference
+  tls_more_ = true;
   for (int i = 0; i < kReadsPerWake && !closed_; ++i) {
     boost::system::error_code ec;
-    size_t n = socket_.read_some(asio::buffer(t_scratch), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) break;
+    size_t n = read_some(t_scratch.data(), t_scratch.size(), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      tls_more_ = false;
+      break;
+    }
     if (ec || n == 0) {
       finish();
       return;
@@ -87,7 +99,8 @@ void WebSocketConnection::on_readable() {
       spdlog::debug("websocket: {}", st.error().message);
       close(static_cast<uint16_t>(st.error().code));
     }
-    if (n < t_scratch.size()) break;
+    // A short read drained the socket; a TLS read returns one record at most, so it reads on.
+    if (!tls_ && n < t_scratch.size()) break;
   }
   if (!closed_) {
     if (closing_ && !writing_ && queue_.empty()) {
@@ -96,6 +109,16 @@ void WebSocketConnection::on_readable() {
     }
     read_on();
   }
+}
+
+size_t WebSocketConnection::read_some(char* buf, size_t size, boost::system::error_code& ec) {
+  if (!tls_) return socket_.read_some(asio::buffer(buf, size), ec);
+  TlsResult r = tls_->read(buf, size);
+  tls_read_wants_write_ = r.wait == TlsResult::Wait::kWrite;
+  if (r.wait != TlsResult::Wait::kNone) ec = asio::error::would_block;
+  else if (r.closed) ec = asio::error::eof;
+  if (!r.error.empty()) spdlog::debug("websocket: tls: {}", r.error);
+  return r.bytes;
 }
 
 void WebSocketConnection::read_on() {
@@ -203,6 +226,7 @@ void WebSocketConnection::schedule_flush() {
 
 void WebSocketConnection::flush() {
   if (writing_ || closed_ || queue_.empty()) return;
+  if (tls_) return flush_tls();
   // Small frames are copied, header and payload, into one buffer: a write of many small messages is one
   // sendmsg (Asio passes at most 64 buffers to a call). A large payload keeps its own buffer.
   struct Segment {
@@ -272,6 +296,53 @@ void WebSocketConnection::flush() {
   });
 }
 
+// Over TLS every frame is copied into one buffer (encryption copies anyway), and the session writes it
+// record by record; what the socket does not take now is written when it turns writable.
+void WebSocketConnection::flush_tls() {
+  packed_.clear();
+  size_t take = 0;
+  for (; take < queue_.size() && packed_.size() < kPackLimit; ++take) {
+    const Item& item = queue_[take];
+    bool prefix = prefix_binary_ && item.opcode == ws::Opcode::kBinary;
+    uint8_t h[ws::kMaxHeaderSize + 1];
+    size_t n = ws::encode_header(h, item.opcode, true, item.bytes->size() + (prefix ? 1 : 0), nullptr);
+    if (prefix) h[n++] = 4;
+    packed_.append(reinterpret_cast<const char*>(h), n);
+    packed_.append(*item.bytes);
+  }
+  inflight_.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + take));
+  queue_.erase(queue_.begin(), queue_.begin() + take);
+  writing_ = true;
+  tls_sent_ = 0;
+  write_tls();
+}
+
+void WebSocketConnection::write_tls() {
+  while (tls_sent_ < packed_.size()) {
+    TlsResult r = tls_->write(packed_.data() + tls_sent_, packed_.size() - tls_sent_);
+    if (r.closed) {
+      if (!r.error.empty()) spdlog::debug("websocket: tls: {}", r.error);
+      writing_ = false;
+      finish();
+      return;
+    }
+    if (r.wait != TlsResult::Wait::kNone) {
+      auto wait = r.wait == TlsResult::Wait::kRead ? tcp::socket::wait_read : tcp::socket::wait_write;
+      socket_.async_wait(wait, [self = shared_from_this()](const boost::system::error_code& ec) {
+        if (ec) {
+          self->writing_ = false;
+          self->finish();
+          return;
+        }
+        self->write_tls();
+      });
+      return;
+    }
+    tls_sent_ += r.bytes;
+  }
+  write_done();
+}
+
 void WebSocketConnection::write_done() {
   writing_ = false;
   bool sent_close = false;
@@ -300,6 +371,7 @@ void WebSocketConnection::finish() {
   close_timer_.cancel();
   if (pause_) pause_->timer.cancel();
   inbound_.set(0);
+  if (tls_) tls_->shutdown();
   socket_.close(ec);
   queue_.clear();
   queued_bytes_ = 0;

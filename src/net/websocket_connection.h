@@ -1,7 +1,9 @@
-// A server-side WebSocket over a TCP socket taken from an HTTP connection after the 101 response.
+// A server-side WebSocket over a TCP socket taken from an HTTP connection after the 101 response, with
+// the connection's TLS session when it came in on a TLS port.
 //
 // Reads wait for readability and then read into a per-thread scratch buffer, so an idle connection
-// owns no read buffer. Writes queue frames and flush them, once per loop turn, as one gather write.
+// owns no read buffer. Writes queue frames and flush them, once per loop turn, as one gather write (over
+// TLS: one buffer, written record by record by the TLS session).
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -14,6 +16,7 @@
 #include "net/connection_count.h"
 #include "net/inbound_budget.h"
 #include "net/out_frame.h"
+#include "net/tls_session.h"
 #include "wire/websocket.h"
 
 namespace siomq::net {
@@ -28,8 +31,10 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
     virtual void on_ws_closed(WebSocketConnection& ws) = 0;
   };
 
-  // `prefix_binary` sends a 0x04 byte before each binary message (Engine.IO v3).
-  WebSocketConnection(boost::asio::ip::tcp::socket socket, size_t max_message, bool prefix_binary);
+  // `prefix_binary` sends a 0x04 byte before each binary message (Engine.IO v3). `tls`: the connection's
+  // TLS session (handshake done), null for plain TCP.
+  WebSocketConnection(boost::asio::ip::tcp::socket socket, size_t max_message, bool prefix_binary,
+                      std::unique_ptr<TlsSession> tls = nullptr);
   ~WebSocketConnection();
 
   // Starts reading; `initial` holds bytes the HTTP parser read past the handshake.
@@ -52,7 +57,11 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   bool handle_event(const ws::Event& ev);
   void schedule_flush();
   void flush();
+  void flush_tls();
+  void write_tls();
   void write_done();
+  // One read without waiting, into `buf`: from the socket, or through the TLS session.
+  size_t read_some(char* buf, size_t size, boost::system::error_code& ec);
   void fire_receipts();
   void finish();
   void send_control(ws::Opcode op, std::string payload);
@@ -62,6 +71,11 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
 
   ConnectionCount counted_;
   boost::asio::ip::tcp::socket socket_;
+  std::unique_ptr<TlsSession> tls_;
+  // TLS: the session may hold decrypted bytes the socket no longer signals: read again before waiting.
+  bool tls_more_ = true;
+  bool tls_read_wants_write_ = false;  // TLS: the last read waits for the socket to take bytes
+  size_t tls_sent_ = 0;                // TLS: bytes of packed_ written
   ws::Reader reader_;
   bool prefix_binary_;
   Listener* listener_ = nullptr;

@@ -1,5 +1,5 @@
 // siomq-server: the broker process. Reads the command line, then runs the server (server/server.h),
-// which handles signals (TERM/INT: graceful shutdown; HUP: reload settings).
+// which handles signals (TERM/INT: graceful shutdown; HUP: reload settings and the TLS certificate).
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
@@ -8,6 +8,7 @@
 #include <exception>
 #include <string>
 
+#include "net/tls_context.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_option("--tls-cert", opt.tls_cert, "TLS certificate (PEM); with --tls-key, serves https and wss");
+  app.add_option("--tls-key", opt.tls_key, "TLS private key (PEM) of --tls-cert");
+  app.add_option("--tls-port", opt.tls_port, "Serve TLS on this second port and keep --port plain");
   app.add_flag("--diagnostics", opt.diagnostics, "Serve the /diagnostics namespace (transport self-tests)");
   app.set_version_flag("--version", std::string("siomq-server ") + SIOMQ_VERSION);
   CLI11_PARSE(app, argc, argv);
@@ -46,6 +50,9 @@ int main(int argc, char** argv) {
   try {
     server::Server server(std::move(opt));
     return server.run();
+  } catch (const net::TlsError& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    return net::kTlsExitCode;
   } catch (const store::StoreError& e) {
     spdlog::critical("cannot open the store: {}", e.what());
     return store::kStoreExitCode;

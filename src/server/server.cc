@@ -15,6 +15,7 @@
 #include "net/inbound_budget.h"
 #include "net/listener.h"
 #include "net/sio_server.h"
+#include "net/tls_context.h"
 #include "net/worker_pool.h"
 #include "store/store.h"
 #include "store/writer.h"
@@ -60,6 +61,7 @@ Server::Server(ServerOptions options)
       live_(settings_.document ? *settings_.document : nlohmann::json::object(), options_.settings_file,
             [](const nlohmann::json& doc) { settings_from_json(doc); }, open_auth_store(settings_)),
       tick_(main_io_) {
+  load_tls();
   if (auto line = live_.bootstrap_admin_token(); !line.empty()) spdlog::info("{}", line);
   open_store();
   start_queues();
@@ -122,8 +124,32 @@ void Server::listen() {
       surfaces::http::http_api_route({tyo_mq_.context, *engine_, threads_, SIOMQ_VERSION}));
   routes_.handlers.emplace_back([this](const auto& conn, net::HttpRequest& req) { return engine_->handle(conn, req); });
   routes_.on_payload_too_large = [this](std::string_view target) { engine_->payload_too_large(target); };
-  listener_ = std::make_unique<net::Listener>(*pool_, routes_, transport);
+  // With TLS: the main port is TLS, or, with tls.port, plain beside a second port that is TLS.
+  bool second_port = tls_ && tls_->options().port;
+  listener_ = std::make_unique<net::Listener>(*pool_, routes_, transport, second_port ? nullptr : tls_.get());
   listener_->listen(options_.host, options_.port);
+  if (second_port) {
+    tls_listener_ = std::make_unique<net::Listener>(*pool_, routes_, transport, tls_.get());
+    tls_listener_->listen(options_.host, *tls_->options().port);
+  }
+}
+
+// A command line that cannot work is a start-up error like a bad settings file (exit code 1); the
+// files themselves are TlsContext's to judge (exit code 4).
+void Server::load_tls() {
+  std::optional<net::TlsOptions> tls = settings_.tls;
+  if (!options_.tls_cert.empty() || !options_.tls_key.empty()) {
+    if (options_.tls_cert.empty() || options_.tls_key.empty())
+      throw std::runtime_error("--tls-cert and --tls-key go together");
+    if (!tls) tls.emplace();
+    tls->cert = options_.tls_cert;
+    tls->key = options_.tls_key;
+  }
+  if (options_.tls_port) {
+    if (!tls) throw std::runtime_error("--tls-port needs a certificate and key (--tls-cert, --tls-key or the tls block)");
+    tls->port = options_.tls_port;
+  }
+  if (tls) tls_ = std::make_unique<net::TlsContext>(std::move(*tls));
 }
 
 void Server::move_store(surfaces::StoreTarget target, std::function<void(const Status&)> done) {
@@ -157,10 +183,12 @@ void Server::start() {
   pool_->start();
   engine_->start();
   listener_->start();
+  if (tls_listener_) tls_listener_->start();
   const StorageSettings& st = settings_.storage;
-  spdlog::info("siomq-server {} listening on {}:{} ({} threads, store {}{}, sync {})", SIOMQ_VERSION, options_.host,
+  std::string tls = !tls_ ? "" : tls_listener_ ? ", TLS on port " + std::to_string(tls_listener_->port()) : ", TLS";
+  spdlog::info("siomq-server {} listening on {}:{} ({} threads, store {}{}, sync {}{})", SIOMQ_VERSION, options_.host,
                listener_->port(), threads_, backend_->name(), st.backend == "file" ? " in " + options_.data_dir : "",
-               options_.sync);
+               options_.sync, tls);
 }
 
 int Server::run() {
@@ -178,6 +206,10 @@ int Server::run() {
 void Server::on_signal(const boost::system::error_code& ec, int sig) {
   if (ec) return;
   if (sig == SIGHUP) {
+    if (tls_) {
+      if (std::string why = tls_->reload(); !why.empty())
+        spdlog::error("SIGHUP: keeping the current TLS certificate: {}", why);
+    }
     if (options_.settings_file.empty()) {
       spdlog::info("SIGHUP: no settings file to reload");
     } else if (auto s = live_.reload(); s) {
@@ -215,6 +247,7 @@ void Server::stop() {
     std::_Exit(0);
   }).detach();
   listener_->stop();
+  if (tls_listener_) tls_listener_->stop();
   engine_->close_all("server shutting down");
   for (int i = 0; i < 20 && engine_->session_count() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -6,13 +6,14 @@
 // Construction, in this order (each part uses the ones before it, and they are members in this order):
 // settings (file, environment, command line) → live settings → the store backend, loaded → writer →
 // worker pool → Socket.IO server → broker → durable queues (restored from what the store held, started)
-// → surfaces → Engine.IO server → listener (bound, not accepting yet). A failure throws, before anything
-// is served: store::StoreError when the store cannot be opened (the process exits with kStoreExitCode),
-// another std::exception otherwise.
+// → surfaces → Engine.IO server → listener (bound, not accepting yet). The TLS certificate and key are
+// loaded first of all. A failure throws, before anything is served: net::TlsError for TLS files
+// (net::kTlsExitCode), store::StoreError when the store cannot be opened (the process exits with
+// kStoreExitCode), another std::exception otherwise.
 //
 // start() starts the workers and accepting; run() is the surfaces' first housekeeping (expired realms go
-// before any client comes), start(), the main loop until SIGTERM or SIGINT
-// (SIGHUP and a changed settings file reload the settings), then stop().
+// before any client comes), start(), the main loop until SIGTERM or SIGINT (SIGHUP and a changed
+// settings file reload the settings; SIGHUP also reloads the TLS certificate and key), then stop().
 //
 // Teardown, stop(): stop accepting → close every session, their queued frames flushed first (up to
 // 0.6 s) → stop the workers → stop the durable queues → stop the writer, so that whatever was submitted
@@ -48,6 +49,7 @@ namespace siomq::net {
 class EngineServer;
 class Listener;
 class SioServer;
+class TlsContext;
 class WorkerPool;
 }  // namespace siomq::net
 namespace siomq::broker {
@@ -70,6 +72,11 @@ struct ServerOptions {
   unsigned sync_window_us = 2000;
   unsigned threads = 0;  // 0: one per core
   bool diagnostics = false;
+  // TLS from the command line: --tls-cert and --tls-key (both or neither) replace the settings' tls
+  // cert and key; --tls-port its port.
+  std::string tls_cert;
+  std::string tls_key;
+  std::optional<uint16_t> tls_port;
 };
 
 class Server {
@@ -89,6 +96,8 @@ class Server {
   void start_queues();
   void register_surfaces();
   void listen();
+  // The TLS context, when TLS is configured; throws net::TlsError for files that cannot be used.
+  void load_tls();
   // set_persistence's move: the target is opened and checked on the main loop (it may block), the queues
   // copy everything into it, and the old backend is closed once the writer has switched.
   void move_store(surfaces::StoreTarget target, std::function<void(const Status&)> done);
@@ -117,7 +126,9 @@ class Server {
   remote::RemoteSurface remote_;
   std::unique_ptr<net::EngineServer> engine_;
   net::HttpRoutes routes_;
-  std::unique_ptr<net::Listener> listener_;
+  std::unique_ptr<net::TlsContext> tls_;        // null: no TLS
+  std::unique_ptr<net::Listener> listener_;      // the main port (TLS unless tls.port is given)
+  std::unique_ptr<net::Listener> tls_listener_;  // tls.port: the second port, TLS
   // Caught from the end of construction on (until then a TERM ends the process): a TERM or HUP right
   // after the "listening" line is handled, not fatal.
   std::optional<boost::asio::signal_set> signals_;

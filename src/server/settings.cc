@@ -22,7 +22,7 @@ constexpr std::array kKnownKeys = {
     "auth", "limits", "idle_eviction", "http_api", "httpApi", "http_publish", "storage", "storage_options", "default_ttl",
     "cluster", "namespaces", "remote", "max_queued_per_realm", "e2ee", "sealed", "push", "trust_proxy",
     // siomq's own:
-    "transport", "diagnostics",
+    "transport", "diagnostics", "tls",
     // read by auth::LiveSettings (auth/auth_store.h):
     "auth_store"};
 
@@ -137,6 +137,36 @@ broker::KeyDirectoryLimits read_key_directory(const json& doc) {
   return k;
 }
 
+// The `tls` block: types only (the files are read when the server starts: net/tls_context.h).
+net::TlsOptions read_tls(const json& t) {
+  if (!t.is_object()) throw std::runtime_error("tls must be an object: {cert, key, [ca], [min_version], [port]}");
+  for (const auto& [k, v] : t.items()) {
+    if (k != "cert" && k != "key" && k != "ca" && k != "min_version" && k != "port")
+      spdlog::warn("settings: unknown key 'tls.{}' ignored", k);
+  }
+  net::TlsOptions o;
+  for (const char* key : {"cert", "key", "ca", "min_version"}) {
+    if (t.contains(key) && (!t.at(key).is_string() || t.at(key).get<std::string>().empty()))
+      throw std::runtime_error(std::string("tls.") + key + " must be a non-empty string");
+  }
+  if (!t.contains("cert") || !t.contains("key")) throw std::runtime_error("tls needs both cert and key (PEM file paths)");
+  o.cert = t.at("cert").get<std::string>();
+  o.key = t.at("key").get<std::string>();
+  if (t.contains("ca")) o.ca = t.at("ca").get<std::string>();
+  if (t.contains("min_version")) {
+    o.min_version = t.at("min_version").get<std::string>();
+    if (o.min_version != "1.2" && o.min_version != "1.3")
+      throw std::runtime_error("tls.min_version must be \"1.2\" or \"1.3\" (older versions are never accepted)");
+  }
+  if (t.contains("port")) {
+    const auto& p = t.at("port");
+    if (!p.is_number_integer() || p.get<int64_t>() < 0 || p.get<int64_t>() > 65535)
+      throw std::runtime_error("tls.port must be an integer from 0 to 65535 (0 picks a free one)");
+    o.port = static_cast<uint16_t>(p.get<int64_t>());
+  }
+  return o;
+}
+
 }  // namespace
 
 Settings settings_from_json(const json& doc) {
@@ -180,6 +210,7 @@ Settings settings_from_json(const json& doc) {
   s.storage = read_storage(doc);
   check_relay_settings(doc);
   s.key_directory = read_key_directory(doc);
+  if (doc.contains("tls")) s.tls = read_tls(doc.at("tls"));
   s.document = std::make_shared<const json>(doc);
   return s;
 }

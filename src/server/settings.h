@@ -9,6 +9,7 @@
 #include <string>
 
 #include "broker/key_directory_limits.h"
+#include "net/tls_options.h"
 #include "net/transport_options.h"
 
 namespace siomq::server {
@@ -33,6 +34,7 @@ struct Settings {
   StorageSettings storage;
   broker::KeyDirectoryLimits key_directory;  // limits.max_directory_entries_per_realm, limits.max_directory_bytes
   bool diagnostics = false;
+  std::optional<net::TlsOptions> tls;  // the `tls` block: TLS terminated by the server
   std::shared_ptr<const nlohmann::json> document;  // the whole file, for the surfaces that read it
 };
 

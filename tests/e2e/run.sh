@@ -5,7 +5,8 @@
 #
 # --concurrency   only the files where several worker threads share state (rooms, the broker, the session registry,
 #                 connections moving between workers, shutdown, the durable queues and their store writer, settings
-#                 swapped under running handlers, validator callbacks, realms removed from another thread): the
+#                 swapped under running handlers, validator callbacks, realms removed from another thread, TLS
+#                 sessions moving between workers and the certificate swapped on SIGHUP): the
 #                 ThreadSanitizer run uses this.
 # SIOMQ_SERVER    the server binary (default: build/src/siomq-server of this checkout)
 # SIOMQ_SANITIZED set to 1 for a sanitizer build: the tests wait longer
@@ -40,7 +41,7 @@ cd "$here"
 shopt -s nullglob
 if ((concurrency_only)); then
   all=(diagnostics.test.js upgrade.test.js lifecycle.test.js tyo_mq_pubsub.test.js tyo_mq_extras.test.js tyo_mq_durable.test.js
-       tyo_mq_auth.test.js tyo_mq_management.test.js http_api.test.js remote.test.js many_clients.test.js)
+       tyo_mq_auth.test.js tyo_mq_management.test.js http_api.test.js remote.test.js tls.test.js many_clients.test.js)
 else
   all=(*.test.js)
 fi

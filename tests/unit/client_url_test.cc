@@ -28,5 +28,20 @@ TEST(ParseUrl, RejectsMalformedPorts) {
   EXPECT_FALSE(parse_url("", o));
 }
 
+TEST(ParseUrl, HttpsAndWssAskForTls) {
+  ClientOptions o;
+  ASSERT_TRUE(parse_url("https://example.org:8443/mq", o));
+  EXPECT_TRUE(o.tls);
+  EXPECT_EQ(o.host, "example.org");
+  EXPECT_EQ(o.port, 8443);
+  ClientOptions w;
+  ASSERT_TRUE(parse_url("wss://example.org", w));
+  EXPECT_TRUE(w.tls);
+  EXPECT_EQ(w.port, 443);
+  ClientOptions plain;
+  ASSERT_TRUE(parse_url("ws://example.org:1", plain));
+  EXPECT_FALSE(plain.tls);
+}
+
 }  // namespace
 }  // namespace siomq::client

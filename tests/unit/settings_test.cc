@@ -82,5 +82,32 @@ TEST(Settings, StorageBlockAsTyoMqReadsIt) {
     EXPECT_THROW(settings_from_json(json::parse(bad)), std::runtime_error) << bad;
 }
 
+TEST(Settings, TlsBlockIsReadWithItsDefaults) {
+  EXPECT_FALSE(settings_from_json(json::object()).tls.has_value());
+  auto s = settings_from_json(json::parse(R"({"tls":{"cert":"/c.pem","key":"/k.pem"}})"));
+  ASSERT_TRUE(s.tls.has_value());
+  EXPECT_EQ(s.tls->cert, "/c.pem");
+  EXPECT_EQ(s.tls->key, "/k.pem");
+  EXPECT_EQ(s.tls->ca, "");
+  EXPECT_EQ(s.tls->min_version, "1.2");
+  EXPECT_FALSE(s.tls->port.has_value());
+  auto full = settings_from_json(
+      json::parse(R"({"tls":{"cert":"c","key":"k","ca":"ca","min_version":"1.3","port":8443,"other":1}})"));
+  EXPECT_EQ(full.tls->ca, "ca");
+  EXPECT_EQ(full.tls->min_version, "1.3");
+  EXPECT_EQ(full.tls->port, 8443);
+  EXPECT_EQ(settings_from_json(json::parse(R"({"tls":{"cert":"c","key":"k","port":0}})")).tls->port, 0);
+}
+
+TEST(Settings, TlsBlockErrorsAreStartUpErrors) {
+  for (const char* bad : {R"({"tls":true})", R"({"tls":{"cert":"c"}})", R"({"tls":{"key":"k"}})",
+                          R"({"tls":{"cert":"","key":"k"}})", R"({"tls":{"cert":"c","key":5}})",
+                          R"({"tls":{"cert":"c","key":"k","ca":[]}})", R"({"tls":{"cert":"c","key":"k","min_version":"1.1"}})",
+                          R"({"tls":{"cert":"c","key":"k","min_version":1.2}})", R"({"tls":{"cert":"c","key":"k","port":-1}})",
+                          R"({"tls":{"cert":"c","key":"k","port":65536}})", R"({"tls":{"cert":"c","key":"k","port":"443"}})"}) {
+    EXPECT_THROW(settings_from_json(json::parse(bad)), std::runtime_error) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace siomq::server

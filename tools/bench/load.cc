@@ -58,6 +58,7 @@ class Load {
     client::ClientOptions base;
     base.eio = o_.eio;
     url_ok_ = client::parse_url(o_.url, base);
+    base.ca_file = o_.ca_file;
     base_ = base;
     if (o_.scenario == "fanout" || o_.scenario == "latency" || o_.scenario == "chunked") o_.producers = 1;
     if (o_.scenario == "latency" && o_.rate <= 0) o_.rate = 10000;

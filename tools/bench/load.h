@@ -15,7 +15,8 @@ namespace siomq::bench {
 
 struct LoadOptions {
   std::string scenario = "pubsub";
-  std::string url = "http://127.0.0.1:17352";
+  std::string url = "http://127.0.0.1:17352";  // https:// or wss:// for TLS
+  std::string ca_file;                         // TLS: the CA (PEM) that signed the server's certificate
   int eio = 4;
   double duration_s = 10;
   size_t size = 64;        // message bytes (chunked: default 1 MiB)

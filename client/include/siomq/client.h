@@ -28,9 +28,14 @@ struct ClientOptions {
   std::string auth;  // CONNECT payload (a JSON object), empty for none
   std::chrono::milliseconds timeout{10000};  // connecting and joining the namespace
   int eio = 4;  // 3: Engine.IO v3 (Socket.IO v2 servers): the client pings, the socket id is the session id
+  // TLS (https:// and wss:// URLs): the server's certificate is verified, with its host name, against
+  // `ca_file` (PEM) or, when empty, the system's CA certificates.
+  bool tls = false;
+  std::string ca_file;
 };
 
-// Splits "http://host:port/path" (or ws://) into the options' host, port and path; false when malformed.
+// Splits "http://host:port/path" (or ws://, https://, wss://: tls) into the options' host, port and
+// path; false when malformed.
 bool parse_url(std::string_view url, ClientOptions& options);
 
 class SioClient {
