@@ -160,7 +160,7 @@ test('§8.2 public settings: the auth block at the top level, exactly, in get an
     management_tokens: [{ realm_prefix: 'tenant-', token_hash: sha256('mgmt') }],
     jwt_secret: '<configured>',
     persistence: { storage: 'memory', storage_options: {} },
-    namespaces: {},
+    namespaces: [{ name: '/remote', type: 'builtin' }],
   };
   const got = await manage(s, { command: 'get' }, ADMIN);
   assert.deepEqual(got, { ok: true, settings: expected });
