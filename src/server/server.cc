@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "store/store.h"
 #include "store/writer.h"
 #include "surfaces/diagnostics.h"
+#include "surfaces/http/http_publish.h"
 #include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 
@@ -103,6 +105,12 @@ void Server::listen() {
   engine_ = std::make_unique<net::EngineServer>(*pool_, transport,
                                                 [this](net::EngineSession& s) { return sio_->make_connection(s); });
   routes_.handlers.emplace_back([this](const auto& conn, net::HttpRequest& req) { return engine_->handle(conn, req); });
+  // HTTP publish (tyo-mq §9): /pub, /sub, /sub-ticket; 404 JSON while disabled.
+  auto http_publish = surfaces::http::make_http_publish(
+      tyo_mq_.context, surfaces::http::http_publish_options(settings_.document ? *settings_.document : nlohmann::json()));
+  routes_.handlers.emplace_back(std::move(http_publish.handle));
+  routes_.payload_too_large_body.push_back(std::move(http_publish.too_large_body));
+  http_publish_sweep_ = std::move(http_publish.sweep);
   routes_.on_payload_too_large = [this](std::string_view target) { engine_->payload_too_large(target); };
   listener_ = std::make_unique<net::Listener>(*pool_, routes_, transport);
   listener_->listen(options_.host, options_.port);
@@ -179,6 +187,7 @@ void Server::on_tick(const boost::system::error_code& ec) {
     else spdlog::error("settings file changed but keeping the last good settings: {}", changed->error().message);
   }
   tyo_mq_.housekeeping();
+  if (http_publish_sweep_) http_publish_sweep_();
   tick_.expires_after(std::chrono::seconds(1));
   tick_.async_wait([this](const boost::system::error_code& e) { on_tick(e); });
 }

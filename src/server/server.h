@@ -110,6 +110,7 @@ class Server {
   surfaces::TyoMqSurface tyo_mq_;
   std::unique_ptr<net::EngineServer> engine_;
   net::HttpRoutes routes_;
+  std::function<void()> http_publish_sweep_;  // HTTP publish's expired tickets, swept once a second
   std::unique_ptr<net::Listener> listener_;
   // Caught from the end of construction on (until then a TERM ends the process): a TERM or HUP right
   // after the "listening" line is handled, not fatal.
