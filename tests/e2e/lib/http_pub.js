@@ -40,9 +40,11 @@ function openSse(port, path, headers = {}) {
       res.on('error', () => {});
       res.on('data', (c) => {
         const text = c.toString('utf8');
-        stream.raw += text;
+        if (stream.raw.length < 65536) stream.raw += text;  // the start, for assertions and messages
         pending += text;
         let end;
+        // Only the new bytes (and the separator's first byte before them) can hold a new frame end.
+        if (pending.indexOf('\n\n', Math.max(0, pending.length - text.length - 1)) < 0) return;
         while ((end = pending.indexOf('\n\n')) >= 0) {
           const block = pending.slice(0, end);
           pending = pending.slice(end + 2);
