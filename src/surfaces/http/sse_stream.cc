@@ -88,15 +88,34 @@ void SseStream::ended(broker::Broker& broker) {
   send_notices(notices);
 }
 
+namespace {
+// A copy's SSE form, made by the first stream a fan-out reaches and reused by the others (one parse per
+// message, not per stream), unless another surface's encoding is already there.
+struct SseEncoding : broker::DeliveryEncoding {
+  std::optional<std::string> event;
+  std::string id;
+  std::optional<std::string> frame;
+};
+std::shared_ptr<const SseEncoding> encode(std::string_view delivery_id, std::string_view payload) {
+  auto e = std::make_shared<SseEncoding>();
+  e->event = delivery_event(payload);
+  e->id = frame_safe_id(delivery_id) ? std::string(delivery_id) : "m-" + auth::random_hex(12);
+  if (e->event) e->frame = sse_frame(e->id, payload);
+  return e;
+}
+}  // namespace
+
 void SseStream::deliver(const broker::Delivery& delivery) {
-  auto event = delivery_event(delivery.payload);
-  if (!event || *event != event_) return;
-  std::string id = frame_safe_id(delivery.delivery_id) ? std::string(delivery.delivery_id) : "m-" + auth::random_hex(12);
-  auto frame = sse_frame(id, delivery.payload);
-  if (!frame) return;
-  boost::asio::post(worker_.io(), [self = shared_from_this(), id = std::move(id), frame = std::move(*frame)] {
-    self->write(id, frame);
-  });
+  // A realm broadcast (§4.6) reaches every bound endpoint under four keys: a stream takes the one named
+  // by the event itself, so it sees the broadcast once.
+  if (delivery.whole && delivery.key != event_) return;
+  auto enc = std::dynamic_pointer_cast<const SseEncoding>(delivery.encoding);
+  if (!enc) {
+    enc = encode(delivery.delivery_id, delivery.payload);
+    if (!delivery.encoding) delivery.encoding = enc;
+  }
+  if (!enc->event || *enc->event != event_ || !enc->frame) return;
+  boost::asio::post(worker_.io(), [self = shared_from_this(), enc] { self->write(enc->id, *enc->frame); });
 }
 
 void SseStream::write(const std::string& id, const std::string& frame) {
