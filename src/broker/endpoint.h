@@ -36,6 +36,7 @@ struct Delivery {
   std::string_view msg_id;    // the id an ACK names (ACK mode), else empty
   int attempt = 0;            // ACK mode: the delivery attempt, 1 for the first; 0 without ACK
   bool whole = false;         // sent as one message however long (tyo-mq: a broadcast to the realm, §4.6)
+  std::string_view delivery_id;  // a live copy's message id as SSE names it (tyo-mq §9: PRODUCE.id), or empty
   // Shared by the endpoints one fan-out reaches, see DeliveryEncoding; null until the first encodes.
   mutable std::shared_ptr<const DeliveryEncoding> encoding;
 };

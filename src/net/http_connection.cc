@@ -6,7 +6,11 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <sstream>
 
 #include "net/http_request.h"
 #include "net/worker_pool.h"
@@ -80,7 +84,12 @@ void HttpConnection::on_read(const boost::system::error_code& ec) {
   if (ec == http::error::body_limit) {
     std::string target(parser_->get().target());
     keep_alive_ = false;
-    auto res = make_response(parser_->get(), http::status::payload_too_large);
+    std::string body;
+    for (const auto& f : routes_.payload_too_large_body) {
+      if (body.empty()) body = f(target);
+    }
+    std::string_view type = body.empty() ? std::string_view{} : "application/json; charset=utf-8";
+    auto res = make_response(parser_->get(), http::status::payload_too_large, std::move(body), type);
     res.keep_alive(false);
     respond(std::move(res));
     if (routes_.on_payload_too_large) routes_.on_payload_too_large(target);
@@ -209,6 +218,73 @@ void HttpConnection::accept_websocket(const HttpRequest& request, WebSocketOpen 
                       auto tls = self->stream_.release_tls();
                       on_open(self->stream_.release_socket(), std::move(tls), std::move(leftover));
                     });
+}
+
+void HttpConnection::stream_open(HttpResponse head, size_t max_pending, std::function<void()> on_close) {
+  streaming_ = std::make_unique<Streaming>();
+  streaming_->max_pending = max_pending;
+  streaming_->on_close = std::move(on_close);
+  head.body().clear();
+  head.erase(http::field::content_length);
+  head.set(http::field::transfer_encoding, "chunked");
+  std::ostringstream text;
+  text << head.base();
+  streaming_->pending = text.str();
+  stream_.expires_never();
+  stream_flush();
+  stream_watch();
+}
+
+bool HttpConnection::stream_write(std::string_view data) {
+  if (!streaming_ || streaming_->ended || data.empty()) return streaming_ && !streaming_->ended;
+  Streaming& s = *streaming_;
+  char size[24];
+  int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  s.pending.append(size, static_cast<size_t>(n));
+  s.pending.append(data);
+  s.pending.append("\r\n");
+  if (s.pending.size() + s.writing.size() > s.max_pending) {
+    spdlog::debug("http {}: stream reader too slow ({} bytes pending): closed", remote_address_, s.pending.size());
+    stream_close();
+    return false;
+  }
+  stream_flush();
+  return true;
+}
+
+void HttpConnection::stream_close() {
+  if (!streaming_ || streaming_->ended) return;
+  close();
+  stream_ended();
+}
+
+void HttpConnection::stream_ended() {
+  if (!streaming_ || streaming_->ended) return;
+  streaming_->ended = true;
+  streaming_->pending.clear();
+  if (auto f = std::move(streaming_->on_close)) f();
+}
+
+// One write at a time; what queued meanwhile goes in the next.
+void HttpConnection::stream_flush() {
+  Streaming& s = *streaming_;
+  if (s.ended || !s.writing.empty() || s.pending.empty()) return;
+  s.writing.swap(s.pending);
+  asio::async_write(stream_, asio::buffer(s.writing), [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+    Streaming& st = *self->streaming_;
+    st.writing.clear();
+    if (ec) return self->stream_close();
+    self->stream_flush();
+  });
+}
+
+// The client sends nothing on an event stream: a read that ends is the client gone.
+void HttpConnection::stream_watch() {
+  stream_.async_read_some(asio::buffer(streaming_->discard),
+                          [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+                            if (ec) return self->stream_close();
+                            if (!self->streaming_->ended) self->stream_watch();
+                          });
 }
 
 void HttpConnection::close() { stream_.close(); }

@@ -34,6 +34,8 @@ struct HttpRoutes {
   std::vector<std::function<bool(const std::shared_ptr<HttpConnection>&, HttpRequest&)>> handlers;
   // Called with the target of a request whose body exceeded the limit (it has been answered 413).
   std::function<void(std::string_view target)> on_payload_too_large;
+  // The JSON body of that 413 for `target`, "" for none (HTTP publish answers {ok:false, code:413, ...}).
+  std::vector<std::function<std::string(std::string_view target)>> payload_too_large_body;
 };
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
@@ -66,7 +68,21 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
       std::function<void(boost::asio::ip::tcp::socket, std::unique_ptr<TlsSession>, std::string)>;
   void accept_websocket(const HttpRequest& request, WebSocketOpen on_open);
 
+  // A streaming response (Server-Sent Events), on the worker only: sends `head` (its body ignored) with
+  // chunked transfer coding, then each stream_write() as one chunk, in order. When more than
+  // `max_pending` bytes wait to be written the reader is too slow: the connection is closed. `on_close`
+  // runs once, on the worker, when the connection ends (either side); bytes the client sends meanwhile
+  // are read and dropped.
+  void stream_open(HttpResponse head, size_t max_pending, std::function<void()> on_close);
+  // Queues one chunk; false (and nothing queued) once the stream is closed.
+  bool stream_write(std::string_view data);
+  // Ends the stream and the connection.
+  void stream_close();
+
  private:
+  void stream_flush();
+  void stream_watch();
+  void stream_ended();
   void read_request();
   void on_read(const boost::system::error_code& ec);
   void dispatch(HttpRequest& request);
@@ -84,6 +100,15 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::string remote_address_;
   bool keep_alive_ = true;
   unsigned watch_ = 0;  // TLS: the current close watch; a response ends it (its reads would race the next request's)
+  // The streaming response's state (stream_open): bytes waiting, bytes being written, the bound.
+  struct Streaming {
+    std::string pending, writing;
+    size_t max_pending = 0;
+    std::function<void()> on_close;
+    char discard[512];
+    bool ended = false;
+  };
+  std::unique_ptr<Streaming> streaming_;
 };
 
 // Builds a response with the status, content type and body given, and Content-Length set.

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "surfaces/diagnostics.h"
 #include "surfaces/http/api.h"
 #include "surfaces/http/metrics.h"
+#include "surfaces/http/http_publish.h"
 #include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 
@@ -123,6 +125,12 @@ void Server::listen() {
   routes_.handlers.emplace_back(
       surfaces::http::http_api_route({tyo_mq_.context, *engine_, threads_, SIOMQ_VERSION}));
   routes_.handlers.emplace_back([this](const auto& conn, net::HttpRequest& req) { return engine_->handle(conn, req); });
+  // HTTP publish (tyo-mq §9): /pub, /sub, /sub-ticket; 404 JSON while disabled.
+  auto http_publish = surfaces::http::make_http_publish(
+      tyo_mq_.context, surfaces::http::http_publish_options(settings_.document ? *settings_.document : nlohmann::json()));
+  routes_.handlers.emplace_back(std::move(http_publish.handle));
+  routes_.payload_too_large_body.push_back(std::move(http_publish.too_large_body));
+  http_publish_sweep_ = std::move(http_publish.sweep);
   routes_.on_payload_too_large = [this](std::string_view target) { engine_->payload_too_large(target); };
   // With TLS: the main port is TLS, or, with tls.port, plain beside a second port that is TLS.
   bool second_port = tls_ && tls_->options().port;
@@ -234,6 +242,7 @@ void Server::on_tick(const boost::system::error_code& ec) {
   }
   tyo_mq_.housekeeping();
   remote_.housekeeping();
+  if (http_publish_sweep_) http_publish_sweep_();
   tick_.expires_after(std::chrono::seconds(1));
   tick_.async_wait([this](const boost::system::error_code& e) { on_tick(e); });
 }

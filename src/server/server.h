@@ -126,6 +126,7 @@ class Server {
   remote::RemoteSurface remote_;
   std::unique_ptr<net::EngineServer> engine_;
   net::HttpRoutes routes_;
+  std::function<void()> http_publish_sweep_;  // HTTP publish's expired tickets, swept once a second
   std::unique_ptr<net::TlsContext> tls_;        // null: no TLS
   std::unique_ptr<net::Listener> listener_;      // the main port (TLS unless tls.port is given)
   std::unique_ptr<net::Listener> tls_listener_;  // tls.port: the second port, TLS

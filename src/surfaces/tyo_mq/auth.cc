@@ -103,6 +103,8 @@ void ask_validator(Context& ctx, Session& session, Reply& reply, const auth::Ext
                  });
 }
 
+}  // namespace
+
 void on_authentication(Context& ctx, Session& session, const Request& req, Reply& reply) {
   const auth::Snapshot& snap = ctx.settings.current();
   auto request = parse_auth_request(req);
@@ -128,6 +130,8 @@ void on_authentication(Context& ctx, Session& session, const Request& req, Reply
                            snap.auth.validator_timeout_ms);
   }
 }
+
+namespace {
 
 bool known_role(const std::string& role) {
   return role == "producer" || role == "consumer" || role == "both" || role == "manager" || role == "admin";

@@ -8,6 +8,9 @@
 
 #include <memory>
 
+#include "surfaces/reply.h"
+#include "surfaces/request.h"
+#include "surfaces/session.h"
 #include "surfaces/tyo_mq/context.h"
 
 namespace siomq::net {
@@ -15,6 +18,9 @@ struct Namespace;
 }
 
 namespace siomq::surfaces {
+
+// AUTHENTICATION (§6.2, §6.4), for the surfaces that check a token the same way (HTTP publish's Bearer).
+void on_authentication(Context& ctx, Session& session, const Request& request, Reply& reply);
 
 // Adds the four handlers to `ns`; each holds `ctx`.
 void register_auth_handlers(const std::shared_ptr<Context>& ctx, net::Namespace& ns);

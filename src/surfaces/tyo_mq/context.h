@@ -13,6 +13,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
 #include <memory>
 #include <optional>
 
@@ -55,6 +58,11 @@ struct Context : std::enable_shared_from_this<Context> {
   SessionRegistry sessions;  // the sockets on "/"
   std::atomic<int64_t> default_ttl_ms{-1};  // -1: never
   std::atomic<bool> moving_store{false};
+  // HTTP publish's SSE history (surfaces/http/sse_history.h), told of every guaranteed PRODUCE with its
+  // delivery id before it is routed. Set before the server serves; empty when http_publish is off (then
+  // live copies carry no delivery id unless PRODUCE named one).
+  std::function<void(const std::string& realm, std::string_view event, std::string_view id, std::string_view payload)>
+      on_guaranteed;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   // housekeeping()'s clocks (steady ms), touched by its one caller only.
   int64_t last_ephemeral_sweep_ms = 0, last_idle_sweep_ms = 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/hmac.h"
 #include "broker/broker.h"
 #include "broker/durable_queues.h"
 #include "net/worker_pool.h"
@@ -97,11 +98,14 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   if (const auth::RealmConfig* rc = snap.auth.realm(realm); rc && rc->e2ee == "required" && !json_spans::truthy(p->enc))
     return reply_error(reply, Error{-6, "Realm '" + realm + "' requires end-to-end encrypted messages (enc)"});
   std::string payload = delivery_payload(*p);
+  // The id SSE streams name this message by (§9): PRODUCE.id, else "m-" + 24 hex — made only when SSE is on.
+  std::string delivery_id = p->id ? *p->id : ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
   if (p->broadcast) {
     broadcast(ctx.broker, realm, *p, payload, attachments);
     if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
     return;
   }
+  if (p->guaranteed && ctx.on_guaranteed) ctx.on_guaranteed(realm, p->event, delivery_id, payload);
   session.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
@@ -125,7 +129,10 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
     }
     if (!route.endpoint) continue;  // offline, nothing asks to keep it: dropped
     auto d = std::find_if(live.begin(), live.end(), [&](const broker::Delivery& e) { return e.key == route.key; });
-    if (d == live.end()) d = live.insert(live.end(), broker::Delivery(route.key, payload, attachments));
+    if (d == live.end()) {
+      d = live.insert(live.end(), broker::Delivery(route.key, payload, attachments));
+      d->delivery_id = delivery_id;
+    }
     route.endpoint->deliver(*d);
     auto t = std::find_if(tallies.begin(), tallies.end(), [&](const Tally& x) { return x.key == route.key && x.realm == route.realm; });
     if (t == tallies.end()) tallies.push_back({route.realm, route.key, 1});
