@@ -169,3 +169,30 @@ test('an SSE stream receives a guaranteed socket.io PRODUCE live; once closed it
   assert.deepEqual(ack2, { ok: true, stored: 0 });
   await server.stop();
 });
+
+// The SSE streams are counted where the HTTP API shows them: tyo_mq_sse_connections_total{realm} from the
+// first stream on, and the open streams among the realm's consumers in /api/stats.
+test('SSE streams in /api/metrics (tyo_mq_sse_connections_total) and /api/stats (consumers, while open)', async (t) => {
+  const ADMIN = 'admin-token';
+  const server = await startServer(t, {
+    settings: {
+      http_publish: { enabled: true },
+      http_api: { enabled: true, metrics: true, stats: true },
+      auth: { enabled: true, tokens: [...TOKENS, { token: ADMIN, realm: '*', role: 'admin' }], realms: { shop: {}, other: {} } },
+    },
+  });
+  const metrics = async () => (await request(server.port, 'GET', '/api/metrics', { headers: bearer(ADMIN) })).body;
+  const consumers = async () => (await request(server.port, 'GET', '/api/stats', { headers: bearer(ADMIN) })).json.realms.shop?.consumers;
+  assert.ok(!(await metrics()).includes('tyo_mq_sse_connections_total'), 'no series before the first stream');
+  const a = await openSse(server.port, '/sub/shop/Orders', bearer('cons-shop'));
+  const b = await openSse(server.port, '/sub/shop/Other', bearer('cons-shop'));
+  await waitFor(() => a.comments.includes('ok') && b.comments.includes('ok'));
+  assert.match(await metrics(), /^tyo_mq_sse_connections_total\{realm="shop"\} 2$/m);
+  const open = await consumers();
+  assert.deepEqual(open, { online: 2, total: 2 }, 'each open stream is one consumer');
+  b.close();
+  await waitFor(async () => (await consumers()).online === open.online - 1, 3000, 'a closed stream leaves the online consumers');
+  a.close();
+  assert.match(await metrics(), /^tyo_mq_sse_connections_total\{realm="shop"\} 2$/m, 'a total: closing does not lower it');
+  await server.stop();
+});

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "surfaces/http/metrics.h"
 #include "surfaces/http/publish_state.h"
 #include "surfaces/http/sse_frame.h"
 #include "wire/clock.h"
@@ -123,7 +124,8 @@ void serve_events(const std::shared_ptr<PublishState>& state, const std::shared_
       ++state->streams_by_realm[realm];
       ++state->streams_by_ip[ip];
     }
-    if (state->on_sse_opened) state->on_sse_opened(realm);
+    // Counted in tyo_mq_sse_connections_total{realm}.
+    process_metrics().sse_stream_opened(realm);
     auto stream = std::make_shared<SseStream>(conn, realm, event, state->options.stream);
     stream->open(request, state->ctx->broker, state->history, since, [state, realm, ip] {
       std::lock_guard lock(state->streams_mu);
@@ -147,9 +149,8 @@ void serve_events(const std::shared_ptr<PublishState>& state, const std::shared_
                   });
 }
 
-HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPublishOptions options,
-                                   SseOpened on_sse_opened) {
-  auto state = std::make_shared<PublishState>(ctx, options, std::move(on_sse_opened));
+HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPublishOptions options) {
+  auto state = std::make_shared<PublishState>(ctx, options);
   if (options.enabled) {
     ctx->on_guaranteed = [weak = std::weak_ptr<PublishState>(state)](const std::string& realm, std::string_view event,
                                                                      std::string_view id, std::string_view payload) {

@@ -41,9 +41,6 @@ struct HttpPublishOptions {
 // std::runtime_error on a wrong type.
 HttpPublishOptions http_publish_options(const nlohmann::json& document);
 
-// Called once per SSE stream opened, with its realm (tyo_mq_sse_connections_total{realm}).
-using SseOpened = std::function<void(const std::string& realm)>;
-
 struct HttpPublishRoute {
   std::function<bool(const std::shared_ptr<net::HttpConnection>&, net::HttpRequest&)> handle;
   // The JSON 413 for a /pub body past the transport's own cap.
@@ -53,7 +50,7 @@ struct HttpPublishRoute {
 };
 
 // Builds the route and, when enabled, tells `ctx` to record guaranteed messages for SSE resume.
-HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPublishOptions options,
-                                   SseOpened on_sse_opened = {});
+// Each SSE stream is counted in process_metrics() (surfaces/http/metrics.h) while it is open.
+HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPublishOptions options);
 
 }  // namespace siomq::surfaces::http

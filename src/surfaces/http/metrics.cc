@@ -103,25 +103,7 @@ void Metrics::delivered(std::string_view realm, std::string_view event, uint64_t
 
 void Metrics::rate_limited(std::string_view reason) { f_->rate_limited.add({reason}); }
 
-void Metrics::sse_stream_opened(std::string_view realm) {
-  f_->sse.add({realm});
-  std::lock_guard lock(sse_mu_);
-  auto it = sse_open_.find(realm);
-  if (it == sse_open_.end()) it = sse_open_.emplace(std::string(realm), 0).first;
-  ++it->second;
-}
-
-void Metrics::sse_stream_closed(std::string_view realm) {
-  std::lock_guard lock(sse_mu_);
-  auto it = sse_open_.find(realm);
-  if (it == sse_open_.end()) return;
-  if (--it->second == 0) sse_open_.erase(it);
-}
-
-std::map<std::string, size_t> Metrics::sse_streams() const {
-  std::lock_guard lock(sse_mu_);
-  return {sse_open_.begin(), sse_open_.end()};
-}
+void Metrics::sse_stream_opened(std::string_view realm) { f_->sse.add({realm}); }
 
 void Metrics::stored(std::string_view realm) { f_->queued.add({realm}); }
 

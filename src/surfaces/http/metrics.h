@@ -58,12 +58,9 @@ class Metrics : public broker::QueueObserver {
   void delivered(std::string_view realm, std::string_view event, uint64_t copies = 1);
   // A refusal by a limit (§11.1's reason names); every refusal counts, not only those told to the client.
   void rate_limited(std::string_view reason);
-  // An SSE stream opened / closed in `realm` (the HTTP publish surface calls these): the first counts in
-  // tyo_mq_sse_connections_total{realm}; both keep the live count /api/stats adds to a realm's consumers.
+  // An SSE stream opened in `realm` (tyo_mq_sse_connections_total{realm}). Open streams are counted in
+  // /api/stats as the realm's consumers they are.
   void sse_stream_opened(std::string_view realm);
-  void sse_stream_closed(std::string_view realm);
-  // The SSE streams open now, by realm (realms without one are absent).
-  std::map<std::string, size_t> sse_streams() const;
 
   // broker::QueueObserver (the durable queues' thread).
   void stored(std::string_view realm) override;
@@ -87,8 +84,6 @@ class Metrics : public broker::QueueObserver {
  private:
   struct Families;
   std::unique_ptr<Families> f_;
-  mutable std::mutex sse_mu_;
-  std::map<std::string, size_t, std::less<>> sse_open_;  // realm -> streams open; no zero entries
 };
 
 // The process's metrics.

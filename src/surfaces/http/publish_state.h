@@ -30,13 +30,12 @@ struct RateEntry {
 };
 
 struct PublishState {
-  PublishState(std::shared_ptr<Context> c, HttpPublishOptions o, SseOpened opened)
-      : ctx(std::move(c)), options(o), history(o.history), tickets(o.max_tickets), on_sse_opened(std::move(opened)) {}
+  PublishState(std::shared_ptr<Context> c, HttpPublishOptions o)
+      : ctx(std::move(c)), options(o), history(o.history), tickets(o.max_tickets) {}
   std::shared_ptr<Context> ctx;
   HttpPublishOptions options;
   SseHistory history;
   TicketBook tickets;
-  SseOpened on_sse_opened;
 
   std::mutex streams_mu;
   std::map<std::string, size_t> streams_by_realm, streams_by_ip;

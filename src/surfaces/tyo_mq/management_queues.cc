@@ -23,25 +23,15 @@ json dlq_entry(const store::DeadRow& d) {
           {"dead_lettered_at", js::iso_date(d.dead_lettered_ms)}};
 }
 
+// An SSE stream is a consumer of its realm's registry (`__http_sse__:<id>`), so it is counted here
+// with the socket consumers.
 json stats_json(Context& ctx) {
   json realms = json::object();
-  auto sse = http::process_metrics().sse_streams();
   for (const auto& name : ctx.broker.realm_names()) {
     auto c = ctx.broker.with_realm(name, [](broker::RealmRegistry& r) { return r.counts(); });
-    size_t streams = 0;
-    if (auto s = sse.find(name); s != sse.end()) {
-      streams = s->second;
-      sse.erase(s);
-    }
     realms[name] = {{"producers", {{"total", c.producers}, {"online", c.producers_online}}},
-                    {"consumers", {{"total", c.consumers + streams}, {"online", c.consumers_online + streams}}},
+                    {"consumers", {{"total", c.consumers}, {"online", c.consumers_online}}},
                     {"subscriptions", c.keys}};
-  }
-  // Realms whose only clients are SSE streams.
-  for (const auto& [name, streams] : sse) {
-    realms[name] = {{"producers", {{"total", 0}, {"online", 0}}},
-                    {"consumers", {{"total", streams}, {"online", streams}}},
-                    {"subscriptions", 0}};
   }
   return {{"realms", realms}, {"connections_current", ctx.sessions.size()}};
 }
