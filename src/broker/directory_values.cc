@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "wire/json_spans.h"
+#include "wire/json_text.h"
 #include "wire/socketio.h"
 
 namespace siomq::broker {
@@ -85,21 +86,7 @@ Result<std::deque<OneTimePrekey>> read_pool(std::string_view raw) {
   return pool;
 }
 
-void append_member(std::string& out, std::string_view name, std::string_view text) {
-  out.push_back('"');
-  out.append(name);
-  out.append("\":");
-  sio::append_json_string(out, text);
-  out.push_back(',');
-}
-
-void append_member(std::string& out, std::string_view name, uint64_t n) {
-  out.push_back('"');
-  out.append(name);
-  out.append("\":");
-  out.append(std::to_string(n));
-  out.push_back(',');
-}
+using json_text::append_member;
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 // JSON.stringify escapes them (sio::append_json_string). Pure; any thread.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -30,6 +31,23 @@ inline std::string object(std::initializer_list<std::pair<std::string_view, std:
   }
   out.push_back('}');
   return out;
+}
+
+// "name":"text", and "name":n, — one member and its comma, for objects written field by field (the
+// caller writes the braces and drops the last comma).
+inline void append_member(std::string& out, std::string_view name, std::string_view text) {
+  out.push_back('"');
+  out.append(name);
+  out.append("\":");
+  sio::append_json_string(out, text);
+  out.push_back(',');
+}
+inline void append_member(std::string& out, std::string_view name, uint64_t n) {
+  out.push_back('"');
+  out.append(name);
+  out.append("\":");
+  out.append(std::to_string(n));
+  out.push_back(',');
 }
 
 }  // namespace siomq::json_text

@@ -10,6 +10,7 @@
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/e2ee_requests.h"
 #include "surfaces/tyo_mq/ping.h"
+#include "wire/json_text.h"
 #include "wire/socketio.h"
 
 namespace siomq::surfaces {
@@ -47,28 +48,16 @@ std::string iso_ms(int64_t ms) {
   return iso_timestamp(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
 }
 
-void append_field(std::string& out, std::string_view name, std::string_view value) {
-  out.push_back('"');
-  out.append(name);
-  out.append("\":");
-  sio::append_json_string(out, value);
-  out.push_back(',');
-}
-
-void append_field(std::string& out, std::string_view name, uint64_t value) {
-  out.push_back('"');
-  out.append(name);
-  out.append("\":" + std::to_string(value) + ",");
-}
+using json_text::append_member;
 
 std::string keys_answer(const std::vector<broker::PublicKey>& keys) {
   std::string out = "{\"keys\":[";
   for (const auto& k : keys) {
     out.push_back('{');
-    append_field(out, "key_id", k.key_id);
-    if (!k.alg.empty()) append_field(out, "alg", k.alg);
-    append_field(out, "public_key", k.public_key);
-    append_field(out, "updated_at", iso_ms(k.updated_ms));
+    append_member(out, "key_id", k.key_id);
+    if (!k.alg.empty()) append_member(out, "alg", k.alg);
+    append_member(out, "public_key", k.public_key);
+    append_member(out, "updated_at", iso_ms(k.updated_ms));
     out.back() = '}';
     out.push_back(',');
   }
@@ -80,24 +69,24 @@ std::string keys_answer(const std::vector<broker::PublicKey>& keys) {
 std::string taken_answer(const std::string& identity, const broker::TakenBundle& t) {
   const broker::PrekeyBundle& b = t.bundle;
   std::string out = "{\"ok\":true,\"found\":true,";
-  append_field(out, "identity", identity);
-  append_field(out, "registration_id", b.registration_id);
-  append_field(out, "device_id", b.device_id);
-  append_field(out, "identity_key", b.identity_key);
-  append_field(out, "signed_prekey_id", b.signed_prekey_id);
-  append_field(out, "signed_prekey", b.signed_prekey);
-  append_field(out, "signed_prekey_sig", b.signed_prekey_sig);
-  append_field(out, "kyber_prekey_id", b.kyber_prekey_id);
-  append_field(out, "kyber_prekey", b.kyber_prekey);
-  append_field(out, "kyber_prekey_sig", b.kyber_prekey_sig);
+  append_member(out, "identity", identity);
+  append_member(out, "registration_id", b.registration_id);
+  append_member(out, "device_id", b.device_id);
+  append_member(out, "identity_key", b.identity_key);
+  append_member(out, "signed_prekey_id", b.signed_prekey_id);
+  append_member(out, "signed_prekey", b.signed_prekey);
+  append_member(out, "signed_prekey_sig", b.signed_prekey_sig);
+  append_member(out, "kyber_prekey_id", b.kyber_prekey_id);
+  append_member(out, "kyber_prekey", b.kyber_prekey);
+  append_member(out, "kyber_prekey_sig", b.kyber_prekey_sig);
   if (t.one_time) {
-    append_field(out, "one_time_prekey", t.one_time->key);
-    append_field(out, "one_time_prekey_id", t.one_time->id);
+    append_member(out, "one_time_prekey", t.one_time->key);
+    append_member(out, "one_time_prekey_id", t.one_time->id);
   } else {
     out.append("\"one_time_prekey\":null,\"one_time_prekey_id\":null,");
   }
-  append_field(out, "one_time_remaining", t.remaining);
-  append_field(out, "updated_at", iso_ms(b.updated_ms));
+  append_member(out, "one_time_remaining", t.remaining);
+  append_member(out, "updated_at", iso_ms(b.updated_ms));
   out.back() = '}';
   return out;
 }
