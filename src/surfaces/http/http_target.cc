@@ -1,16 +1,12 @@
 #include "surfaces/http/http_target.h"
 
 #include <cstdint>
+#include <utility>
+
+#include "net/http_request.h"
 
 namespace siomq::surfaces::http {
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Strict UTF-8 (no overlongs, no surrogates) without control characters.
 bool clean_text(std::string_view s) {
@@ -37,24 +33,12 @@ bool clean_text(std::string_view s) {
   return true;
 }
 
-// %XX decoding (and '+' as a space in the query).
+// %XX decoding (and '+' as a space in the query), then the clean-text rule.
 Result<std::string> decode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '%') {
-      int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
-      int lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
-      if (hi < 0 || lo < 0) return make_error("bad %-escape in the request target", 400);
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else {
-      out.push_back(plus_is_space && c == '+' ? ' ' : c);
-    }
-  }
-  if (!clean_text(out)) return make_error("the request target is not clean UTF-8", 400);
-  return out;
+  auto out = net::percent_decode(s, plus_is_space);
+  if (!out) return make_error("bad %-escape in the request target", 400);
+  if (!clean_text(*out)) return make_error("the request target is not clean UTF-8", 400);
+  return std::move(*out);
 }
 
 }  // namespace
