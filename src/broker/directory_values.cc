@@ -150,8 +150,7 @@ Result<PrekeyBundle> read_bundle(std::string_view object, bool stored) {
   return b;
 }
 
-std::string encode_bundle(const PrekeyBundle& b) {
-  std::string out = "{";
+void append_bundle_fields(std::string& out, const PrekeyBundle& b) {
   append_member(out, "registration_id", b.registration_id);
   append_member(out, "device_id", b.device_id);
   append_member(out, "identity_key", b.identity_key);
@@ -161,6 +160,11 @@ std::string encode_bundle(const PrekeyBundle& b) {
   append_member(out, "kyber_prekey_id", b.kyber_prekey_id);
   append_member(out, "kyber_prekey", b.kyber_prekey);
   append_member(out, "kyber_prekey_sig", b.kyber_prekey_sig);
+}
+
+std::string encode_bundle(const PrekeyBundle& b) {
+  std::string out = "{";
+  append_bundle_fields(out, b);
   out.append("\"one_time_prekeys\":[");
   for (const auto& k : b.one_time) {
     out.append("{\"id\":" + std::to_string(k.id) + ",\"key\":");

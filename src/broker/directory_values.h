@@ -72,6 +72,10 @@ size_t js_length(std::string_view utf8);
 // field. `stored`: a stored record, whose updated_at is read too (a client's is ignored).
 Result<PrekeyBundle> read_bundle(std::string_view object, bool stored);
 std::string encode_bundle(const PrekeyBundle& bundle);
+// The bundle's published members, as stored and as PREKEY_TAKE answers them: registration_id, device_id,
+// identity_key, signed_prekey_id, signed_prekey, signed_prekey_sig, kyber_prekey_id, kyber_prekey,
+// kyber_prekey_sig — each "name":value followed by a comma.
+void append_bundle_fields(std::string& out, const PrekeyBundle& bundle);
 
 std::string encode_keys(const std::vector<PublicKey>& keys);
 Result<std::vector<PublicKey>> decode_keys(std::string_view value);

@@ -70,15 +70,7 @@ std::string taken_answer(const std::string& identity, const broker::TakenBundle&
   const broker::PrekeyBundle& b = t.bundle;
   std::string out = "{\"ok\":true,\"found\":true,";
   append_member(out, "identity", identity);
-  append_member(out, "registration_id", b.registration_id);
-  append_member(out, "device_id", b.device_id);
-  append_member(out, "identity_key", b.identity_key);
-  append_member(out, "signed_prekey_id", b.signed_prekey_id);
-  append_member(out, "signed_prekey", b.signed_prekey);
-  append_member(out, "signed_prekey_sig", b.signed_prekey_sig);
-  append_member(out, "kyber_prekey_id", b.kyber_prekey_id);
-  append_member(out, "kyber_prekey", b.kyber_prekey);
-  append_member(out, "kyber_prekey_sig", b.kyber_prekey_sig);
+  broker::append_bundle_fields(out, b);
   if (t.one_time) {
     append_member(out, "one_time_prekey", t.one_time->key);
     append_member(out, "one_time_prekey_id", t.one_time->id);
