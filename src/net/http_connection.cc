@@ -9,6 +9,7 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <cstdio>
 #include <sstream>
 
@@ -84,6 +85,7 @@ void HttpConnection::on_read(const boost::system::error_code& ec) {
   if (ec == http::error::body_limit) {
     std::string target(parser_->get().target());
     keep_alive_ = false;
+    unread_body_ = true;
     std::string body;
     for (const auto& f : routes_.payload_too_large_body) {
       if (body.empty()) body = f(target);
@@ -126,11 +128,33 @@ void HttpConnection::respond(HttpResponse response) {
   stream_.expires_after(options_.http_request_timeout);
   http::async_write(stream_, *res, [self = shared_from_this(), res](const boost::system::error_code& ec, size_t) {
     if (ec || !self->keep_alive_) {
+      if (!ec && self->unread_body_) return self->linger_close();
       self->close();
       return;
     }
     self->read_request();
   });
+}
+
+// Closing a socket with unread input makes the kernel send a reset, and a client still writing the
+// body we refused gets EPIPE or ECONNRESET instead of our 413. So stop sending, read and drop what
+// it still sends until it closes, for at most 2 s and 16 MiB, then close (nginx's
+// lingering close).
+void HttpConnection::linger_close() {
+  boost::system::error_code ec;
+  if (!stream_.is_tls()) stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  stream_.expires_after(std::chrono::seconds(2));
+  linger_scratch_ = std::make_unique<std::array<char, 4096>>();
+  linger_read(0);
+}
+
+void HttpConnection::linger_read(size_t dropped) {
+  static constexpr size_t kLingerBytes = 16 * 1024 * 1024;
+  stream_.async_read_some(asio::buffer(*linger_scratch_),
+                          [self = shared_from_this(), dropped](const boost::system::error_code& ec, size_t n) {
+                            if (ec || dropped + n >= kLingerBytes) return self->close();
+                            self->linger_read(dropped + n);
+                          });
 }
 
 void HttpConnection::watch_for_close(std::function<void()> on_close) {

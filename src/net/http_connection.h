@@ -10,6 +10,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -87,6 +88,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void on_read(const boost::system::error_code& ec);
   void dispatch(HttpRequest& request);
   void close();
+  void linger_close();
+  void linger_read(size_t dropped);
   void watch_tls_for_close(std::function<void()> on_close);
 
   ConnectionCount counted_;
@@ -99,6 +102,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   const TransportOptions& options_;
   std::string remote_address_;
   bool keep_alive_ = true;
+  bool unread_body_ = false;  // answered before the request's body was read (413): linger_close, not close
+  std::unique_ptr<std::array<char, 4096>> linger_scratch_;
   unsigned watch_ = 0;  // TLS: the current close watch; a response ends it (its reads would race the next request's)
   // The streaming response's state (stream_open): bytes waiting, bytes being written, the bound.
   struct Streaming {

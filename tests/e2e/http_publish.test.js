@@ -174,3 +174,33 @@ test('POST /sub-ticket: 48 hex for a consumer token, 60 s; 401 / 403 / 405 other
   assert.equal(get.headers.allow, 'POST');
   await server.stop();
 });
+
+// Regression: the server answered 413 and closed with the rest of the body unread, so the kernel
+// reset the connection and a client still writing got EPIPE instead of the answer (seen in CI, through
+// Node's http client). It now stops sending (FIN), drops what still arrives, and closes when the client
+// does. The client here keeps writing after the answer and the FIN (allowHalfOpen), as one that does
+// not read while it sends would.
+test('a 413 before the body is read: the client may go on writing, then reads the answer; no reset', async (t) => {
+  const server = await startServer(t, { settings: SETTINGS });
+  const net = require('node:net');
+  const sock = net.connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
+  t.after(() => sock.destroy());
+  await new Promise((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
+  const errors = [];
+  sock.on('error', (e) => errors.push(e.code));
+  const wrote = (e) => { if (e) errors.push(e.code); };
+  let answer = '';
+  sock.on('data', (d) => { answer += d.toString('latin1'); });
+  const closed = new Promise((resolve) => sock.once('close', resolve));
+  sock.write(`POST /pub/shop/ev HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer prod-shop\r\n` +
+    `Content-Type: text/plain\r\nContent-Length: ${3 * 1024 * 1024}\r\n\r\n`, wrote);
+  sock.write(Buffer.alloc(256 * 1024, 0x78), wrote);
+  await waitFor(() => answer.includes('"code":413'));
+  await delay(200);  // the server has answered and (before the fix) closed
+  for (let i = 0; i < 11; i++) sock.write(Buffer.alloc(256 * 1024, 0x78), wrote);
+  sock.end();
+  await closed;
+  assert.deepEqual(errors, []);
+  assert.match(answer, /^HTTP\/1\.1 413 /);
+  await server.stop();
+});
