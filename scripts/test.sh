@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The one test command: installs what is needed, builds, and runs every suite —
-#   1. release build: unit tests (ctest), end-to-end tests against a real siomq-server, crash cycles (tests/crash);
+#   1. release build (the server and the CLI): end-to-end tests against a real siomq-server, crash cycles
+#      (tests/crash);
 #   2. AddressSanitizer + UBSan build (clang-14): unit tests, end-to-end tests, crash cycles and short libFuzzer runs;
 #   3. ThreadSanitizer build (clang-14): the concurrency end-to-end tests.
+# The unit tests run once, in the sanitizer build, where they check the most. Compile time is most of the
+# run on a cold machine, so the test builds carry less debug information than a developer's build: line
+# tables (stack traces and sanitizer reports keep file:line), and -O1 for the sanitizer builds.
 # A private redis-server (a free port from 6390, in a temporary directory) serves the redis store's
 # tests: SIOMQ_TEST_REDIS_URL names it for the unit, end-to-end and crash tests; it is stopped on exit.
 # Any sanitizer report fails the run. Ends with one line "tests: N passed, M failed".
@@ -105,26 +109,30 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
 
 # 1. Release build.
-run_step build-release one bash -c "$(declare -f configure); configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build"
-run_step unit-release ctest ctest --test-dir build --output-on-failure
-run_step e2e-release node env SIOMQ_SERVER="$root/build/src/siomq-server" bash tests/e2e/run.sh
+release_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
+                 -DCMAKE_CXX_COMPILER=clang++-14)
+run_step build-release one bash -c "$(declare -f configure); configure build-test $(printf '%q ' "${release_flags[@]}") \
+  -DSIOMQ_TESTS=OFF && cmake --build build-test"
+run_step e2e-release node env SIOMQ_SERVER="$root/build-test/src/siomq-server" bash tests/e2e/run.sh
 # kill -9 while producers publish with confirms; every confirmed message must come back (tests/crash/README.md).
-run_step crash-file one env SIOMQ_SERVER="$root/build/src/siomq-server" node tests/crash/crash_cycles.js 20 --storage file
-run_step crash-redis one env SIOMQ_SERVER="$root/build/src/siomq-server" node tests/crash/crash_cycles.js 5 --storage redis
+run_step crash-file one env SIOMQ_SERVER="$root/build-test/src/siomq-server" node tests/crash/crash_cycles.js 20 --storage file
+run_step crash-redis one env SIOMQ_SERVER="$root/build-test/src/siomq-server" node tests/crash/crash_cycles.js 5 --storage redis
 
 # 2. AddressSanitizer + UndefinedBehaviorSanitizer, with the fuzz targets.
-run_step build-asan one bash -c "$(declare -f configure); configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++-14 -DSIOMQ_SANITIZE=address,undefined -DSIOMQ_FUZZ=ON && cmake --build build-asan"
+run_step build-asan one bash -c "$(declare -f configure); configure build-asan $(printf '%q ' "${sanitizer_flags[@]}") \
+  -DSIOMQ_SANITIZE=address,undefined -DSIOMQ_FUZZ=ON && cmake --build build-asan"
 run_step unit-asan ctest ctest --test-dir build-asan --output-on-failure -LE fuzz
 run_step e2e-asan node env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 bash tests/e2e/run.sh
 run_step crash-asan one env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 \
   node tests/crash/crash_cycles.js 5 --storage file
-# Each fuzz target for SIOMQ_FUZZ_SECONDS (20) from the checked-in seeds; see tests/fuzz/README.md.
-run_step fuzz ctest ctest --test-dir build-asan --output-on-failure -L fuzz
+# Each fuzz target for SIOMQ_FUZZ_SECONDS (20) from the checked-in seeds, two at a time (one core each);
+# see tests/fuzz/README.md.
+run_step fuzz ctest ctest --test-dir build-asan --output-on-failure -L fuzz -j2
 
 # 3. ThreadSanitizer: the tests where several worker threads share state.
-run_step build-tsan one bash -c "$(declare -f configure); configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++-14 -DSIOMQ_SANITIZE=thread -DSIOMQ_TESTS=OFF && cmake --build build-tsan"
+run_step build-tsan one bash -c "$(declare -f configure); configure build-tsan $(printf '%q ' "${sanitizer_flags[@]}") \
+  -DSIOMQ_SANITIZE=thread -DSIOMQ_TESTS=OFF && cmake --build build-tsan"
 run_step e2e-tsan node env SIOMQ_SERVER="$root/build-tsan/src/siomq-server" SIOMQ_SANITIZED=1 \
   bash tests/e2e/run.sh --concurrency
 
