@@ -24,6 +24,7 @@
 #include "surfaces/http/api.h"
 #include "surfaces/http/metrics.h"
 #include "surfaces/http/http_publish.h"
+#include "surfaces/http/sse_history.h"
 #include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 
@@ -103,6 +104,10 @@ void Server::start_queues() {
   queues_ = std::make_unique<broker::DurableQueues>(*broker_, *writer_, queue_options);
   keys_ = std::make_unique<broker::KeyDirectory>(*writer_, settings_.key_directory);
   if (auto aside = keys_->load(contents.directory); !aside.empty()) writer_->submit(std::move(aside), nullptr);
+  const nlohmann::json no_document;
+  sse_history_ = std::make_unique<surfaces::http::SseHistory>(
+      *writer_, surfaces::http::http_publish_options(settings_.document ? *settings_.document : no_document).history);
+  if (auto past = sse_history_->load(contents.stream_messages); !past.empty()) writer_->submit(std::move(past), nullptr);
   surfaces::restore_subscriptions(*broker_, queues_->load(std::move(contents), surfaces::read_subscription));
   queues_->start();
 }
@@ -127,7 +132,8 @@ void Server::listen() {
   routes_.handlers.emplace_back([this](const auto& conn, net::HttpRequest& req) { return engine_->handle(conn, req); });
   // HTTP publish (tyo-mq §9): /pub, /sub, /sub-ticket; 404 JSON while disabled.
   auto http_publish = surfaces::http::make_http_publish(
-      tyo_mq_.context, surfaces::http::http_publish_options(settings_.document ? *settings_.document : nlohmann::json()));
+      tyo_mq_.context, surfaces::http::http_publish_options(settings_.document ? *settings_.document : nlohmann::json()),
+      *sse_history_);
   routes_.handlers.emplace_back(std::move(http_publish.handle));
   routes_.payload_too_large_body.push_back(std::move(http_publish.too_large_body));
   http_publish_sweep_ = std::move(http_publish.sweep);
@@ -174,8 +180,12 @@ void Server::move_store(surfaces::StoreTarget target, std::function<void(const S
       next_backend_.reset();
       return done(make_error(std::string("cannot open the store: ") + e.what(), 500));
     }
+    // The queues' records, then the directory's, then the SSE history's, each part holding its lock
+    // until the writer has switched.
     auto directory = [this](std::vector<store::Op> ops, const std::function<void(std::vector<store::Op>)>& commit) {
-      keys_->move_along(std::move(ops), commit);
+      keys_->move_along(std::move(ops), [this, &commit](std::vector<store::Op> all) {
+        sse_history_->move_along(std::move(all), commit);
+      });
     };
     queues_->move_store(*next_backend_, [this, done](const Status& s) {
       boost::asio::post(main_io_, [this, s, done] {

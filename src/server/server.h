@@ -5,8 +5,8 @@
 //
 // Construction, in this order (each part uses the ones before it, and they are members in this order):
 // settings (file, environment, command line) → live settings → the store backend, loaded → writer →
-// worker pool → Socket.IO server → broker → durable queues (restored from what the store held, started)
-// → surfaces → Engine.IO server → listener (bound, not accepting yet). The TLS certificate and key are
+// worker pool → Socket.IO server → broker → durable queues, the E2EE key directory and the SSE history
+// (restored from what the store held; the queues started) → surfaces → Engine.IO server → listener (bound, not accepting yet). The TLS certificate and key are
 // loaded first of all. A failure throws, before anything is served: net::TlsError for TLS files
 // (net::kTlsExitCode), store::StoreError when the store cannot be opened (the process exits with
 // kStoreExitCode), another std::exception otherwise.
@@ -57,6 +57,9 @@ class Broker;
 class DurableQueues;
 class KeyDirectory;
 }  // namespace siomq::broker
+namespace siomq::surfaces::http {
+class SseHistory;
+}  // namespace siomq::surfaces::http
 
 namespace siomq::server {
 
@@ -112,9 +115,11 @@ class Server {
   // writer starts); they are pointers only for that.
   std::unique_ptr<store::Backend> backend_;
   std::unique_ptr<store::Backend> next_backend_;  // during a set_persistence move; outlives the writer
-  // The E2EE key directory (built after the writer it writes through, declared before it so that the
-  // writer, stopped and destroyed first, runs its last callbacks while the directory still exists).
+  // The E2EE key directory and HTTP publish's SSE history (built after the writer they write through,
+  // declared before it so that the writer, stopped and destroyed first, runs its last callbacks while
+  // they still exist).
   std::unique_ptr<broker::KeyDirectory> keys_;
+  std::unique_ptr<surfaces::http::SseHistory> sse_history_;
   std::unique_ptr<store::Writer> writer_;
   unsigned threads_ = 0;
   std::unique_ptr<net::WorkerPool> pool_;

@@ -149,14 +149,14 @@ void serve_events(const std::shared_ptr<PublishState>& state, const std::shared_
                   });
 }
 
-HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPublishOptions options) {
-  auto state = std::make_shared<PublishState>(ctx, options);
+HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPublishOptions options,
+                                   SseHistory& history) {
+  auto state = std::make_shared<PublishState>(ctx, options, history);
   if (options.enabled) {
-    ctx->on_guaranteed = [weak = std::weak_ptr<PublishState>(state)](const std::string& realm, std::string_view event,
-                                                                     std::string_view id, std::string_view payload) {
-      auto s = weak.lock();
-      if (!s) return;
-      if (auto frame = sse_frame(id, payload)) s->history.record(realm, event, std::string(id), std::move(*frame));
+    ctx->on_guaranteed = [&history](const std::string& realm, std::string_view event, std::string_view id,
+                                    std::string_view payload, std::function<void(const Status&)> done) {
+      if (auto frame = sse_frame(id, payload)) history.record(realm, event, std::string(id), std::move(*frame), std::move(done));
+      else if (done) done(Ok{});
     };
   }
   HttpPublishRoute route;

@@ -49,8 +49,10 @@ struct HttpPublishRoute {
   std::function<void()> sweep;
 };
 
-// Builds the route and, when enabled, tells `ctx` to record guaranteed messages for SSE resume.
-// Each SSE stream is counted in process_metrics() (surfaces/http/metrics.h) while it is open.
-HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPublishOptions options);
+// Builds the route and, when enabled, tells `ctx` to record guaranteed messages in `history` for SSE
+// resume (the server owns it: it is loaded from the store before the surfaces start, and must outlive
+// the route). Each SSE stream is counted in process_metrics() (surfaces/http/metrics.h) while it is open.
+HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPublishOptions options,
+                                   SseHistory& history);
 
 }  // namespace siomq::surfaces::http

@@ -30,11 +30,11 @@ struct RateEntry {
 };
 
 struct PublishState {
-  PublishState(std::shared_ptr<Context> c, HttpPublishOptions o)
-      : ctx(std::move(c)), options(o), history(o.history), tickets(o.max_tickets) {}
+  PublishState(std::shared_ptr<Context> c, HttpPublishOptions o, SseHistory& h)
+      : ctx(std::move(c)), options(o), history(h), tickets(o.max_tickets) {}
   std::shared_ptr<Context> ctx;
   HttpPublishOptions options;
-  SseHistory history;
+  SseHistory& history;  // the server's (it outlives the routes)
   TicketBook tickets;
 
   std::mutex streams_mu;

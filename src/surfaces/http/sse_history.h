@@ -4,19 +4,41 @@
 // recently written dropped first), holding at most `max_total_bytes` together (whole windows dropped,
 // least recently written first).
 //
-// Kept in memory (see docs/protocol-notes.md, "HTTP publish"): it does not survive a restart.
-// Thread-safe (one mutex, no callback under it).
+// Durability: each window is a capped log in the store's stream log family (store/stream_log.h), the
+// reserved stream "$SSE:<byte length of realm>:<realm>:<event>" (bus stream names cannot begin with
+// '$'), one record per message: seq counting from 1 per window, subject the event, msg_id the frame's id,
+// the frame as bytes. A record() writes the message and erases what the caps dropped in one submission
+// to the store writer; its `done` runs once that is on disk (or failed), on the writer thread; while
+// more than max_unwritten_bytes wait for the writer it refuses at once (503) and keeps nothing. load()
+// rebuilds the windows at start-up, so a restart keeps the history. A failed write is logged; the
+// message stays in the in-memory window (it was delivered live already).
+//
+// Threading: any thread; one mutex, held for bookkeeping and the writer's submit only (so the store sees
+// the windows' changes in the order they were made). Callbacks run on the writer thread without it.
+// The writer must outlive the history's last callback (stop the writer first).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "store/op.h"
+#include "store/stream_log.h"
+#include "wire/result.h"
+
+namespace siomq::store {
+class Writer;
+}
 
 namespace siomq::surfaces::http {
 
@@ -25,6 +47,8 @@ struct HistoryLimits {
   size_t max_bytes = 4 * 1024 * 1024;
   size_t max_events = 10000;
   size_t max_total_bytes = 64 * 1024 * 1024;  // every window together
+  // Frames handed to the store writer and not written yet: past this a record() is refused (503).
+  size_t max_unwritten_bytes = 64 * 1024 * 1024;
 };
 
 struct Replay {
@@ -32,26 +56,57 @@ struct Replay {
   bool truncated = false;  // the window had dropped messages and `since` was not in it
 };
 
+// The stream of the (realm, event) window, and back; nullopt for a stream that is not a window's.
+std::string history_stream(std::string_view realm, std::string_view event);
+std::optional<std::pair<std::string, std::string>> history_window_of(std::string_view stream);
+
 class SseHistory {
  public:
-  explicit SseHistory(HistoryLimits limits) : limits_(limits) {}
-  void record(const std::string& realm, std::string_view event, std::string id, std::string frame);
+  using Done = std::function<void(const Status&)>;
+
+  SseHistory(store::Writer& writer, HistoryLimits limits);
+  SseHistory(const SseHistory&) = delete;
+  SseHistory& operator=(const SseHistory&) = delete;
+
+  // At start-up, before any record(): the windows in `messages` (the stream log in (stream, seq) order;
+  // the streams of others are left alone). Returns the ops that erase what the limits no longer hold.
+  std::vector<store::Op> load(const std::vector<store::StreamMessage>& messages);
+  void record(const std::string& realm, std::string_view event, std::string id, std::string frame, Done done = {});
   // The frames after `since`; all of the window when `since` is not in it.
-  Replay after(const std::string& realm, const std::string& event, std::string_view since);
+  Replay after(const std::string& realm, const std::string& event, std::string_view since) const;
   size_t events() const;
+  // For a move to another store: appends every window's records to `ops` and calls `commit` with them,
+  // holding the lock, so no record() reaches the old store after the snapshot.
+  void move_along(std::vector<store::Op> ops, const std::function<void(std::vector<store::Op>)>& commit);
 
  private:
+  struct Frame {
+    uint64_t seq;
+    std::string id, frame;
+    int64_t time_ms;
+  };
+  using Key = std::pair<std::string, std::string>;  // (realm, event)
   struct Window {
-    std::deque<std::pair<std::string, std::string>> frames;
+    std::deque<Frame> frames;
+    uint64_t next_seq = 1;
     size_t bytes = 0;
     bool dropped = false;
-    std::list<std::pair<std::string, std::string>>::iterator lru;
+    std::list<Key>::iterator lru;
   };
-  HistoryLimits limits_;
+  using Windows = std::map<Key, Window>;
+
+  Windows::iterator window(const Key& key);
+  void trim(const Key& key, Window& w, std::vector<store::Op>& ops);
+  void evict(Windows::iterator it, std::vector<store::Op>& ops);
+  void evict_past_limits(std::vector<store::Op>& ops);
+
+  store::Writer& writer_;
+  const HistoryLimits limits_;
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, Window> windows_;
-  std::list<std::pair<std::string, std::string>> lru_;  // most recently written last
+  Windows windows_;
+  std::list<Key> lru_;  // most recently written last
   size_t total_bytes_ = 0;
+  std::atomic<size_t> unwritten_{0};  // bytes of frames submitted and not written yet
 };
 
 }  // namespace siomq::surfaces::http

@@ -59,9 +59,11 @@ struct Context : std::enable_shared_from_this<Context> {
   std::atomic<int64_t> default_ttl_ms{-1};  // -1: never
   std::atomic<bool> moving_store{false};
   // HTTP publish's SSE history (surfaces/http/sse_history.h), told of every guaranteed PRODUCE with its
-  // delivery id before it is routed. Set before the server serves; empty when http_publish is off (then
-  // live copies carry no delivery id unless PRODUCE named one).
-  std::function<void(const std::string& realm, std::string_view event, std::string_view id, std::string_view payload)>
+  // delivery id before it is routed; `done` runs once the history has it on disk (or failed), on the
+  // store's writer thread. Set before the server serves; empty when http_publish is off (then live copies
+  // carry no delivery id unless PRODUCE named one).
+  std::function<void(const std::string& realm, std::string_view event, std::string_view id, std::string_view payload,
+                     std::function<void(const Status&)> done)>
       on_guaranteed;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   // housekeeping()'s clocks (steady ms), touched by its one caller only.

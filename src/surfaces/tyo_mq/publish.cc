@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,39 @@ size_t name_room(Context& ctx, const auth::Snapshot& snap, const Session& sessio
   return l.max_registrations_per_realm > 0 ? static_cast<size_t>(l.max_registrations_per_realm) : SIZE_MAX;
 }
 
+// A guaranteed message's write to the SSE history: its confirm waits for it, whichever comes first
+// (the history's write runs on the store's writer thread).
+class HistoryWrite {
+ public:
+  using Then = std::function<void(const Status&)>;
+  void written(const Status& s) {
+    Then f;
+    {
+      std::lock_guard lock(mu_);
+      status_ = s;
+      done_ = true;
+      f = std::move(then_);
+    }
+    if (f) f(s);
+  }
+  void then(Then f) {
+    {
+      std::lock_guard lock(mu_);
+      if (!done_) {
+        then_ = std::move(f);
+        return;
+      }
+    }
+    f(status_);  // never written again once done_
+  }
+
+ private:
+  std::mutex mu_;
+  bool done_ = false;
+  Status status_ = Ok{};
+  Then then_;
+};
+
 // PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments. Each routed
 // copy is sent live or stored, as §5.1's table says.
 void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& reply, std::string_view object,
@@ -105,7 +139,12 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
     if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
     return;
   }
-  if (p->guaranteed && ctx.on_guaranteed) ctx.on_guaranteed(realm, p->event, delivery_id, payload);
+  // In the history before it is routed, so an SSE stream opening meanwhile gets it exactly once.
+  std::shared_ptr<HistoryWrite> history;
+  if (p->guaranteed && ctx.on_guaranteed) {
+    history = std::make_shared<HistoryWrite>();
+    ctx.on_guaranteed(realm, p->event, delivery_id, payload, [history](const Status& s) { history->written(s); });
+  }
   session.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
@@ -140,8 +179,9 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   }
   for (const Tally& t : tallies) http::process_metrics().delivered(t.realm, t.key, t.copies);
   if (copies.empty()) {
-    if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
-    return;
+    if (!reply.has_ack()) return;
+    if (!history) return reply.ack(confirm_reply(0, Ok{}));
+    return history->then([kept = reply.keep()](const Status& s) { kept->ack(confirm_reply(0, s)); });
   }
   bool behind = ctx.queues.behind();
   if (behind) {
@@ -164,7 +204,10 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   broker::DurableQueues::Confirm done;
   if (reply.has_ack() && !behind) {
     // The kept reply sends through the requester's outbox: after the deliveries routed to it before.
-    done = [kept = reply.keep()](size_t stored, const Status& status) { kept->ack(confirm_reply(stored, status)); };
+    done = [kept = reply.keep(), history](size_t stored, const Status& status) {
+      if (!history) return kept->ack(confirm_reply(stored, status));
+      history->then([kept, stored, status](const Status& h) { kept->ack(confirm_reply(stored, status ? h : status)); });
+    };
   }
   ctx.queues.enqueue(std::move(message), std::move(copies), std::move(done));
 }
