@@ -266,6 +266,31 @@ test('realm-scoped signing: the realm manager_key may run four commands and gets
   assert.equal(r.settings.realms['tenant-a'].expires_at, undefined);
 });
 
+// Regression: a settings file that wrote the camelCase aliases (managementTokens, externalValidators,
+// authUrl) lost its management tokens on the first add_management_token (the new snake_case list hid
+// the alias) and kept its global validator after set_external_auth cleared it.
+test('settings commands edit the camelCase aliases a settings file used, never hide them', async (t) => {
+  const server = await startServer(t, { settings: settings({
+    managementTokens: [{ token: 'old-mt', realmPrefix: 'old-' }],
+    externalValidators: [{ realmPrefix: 'v-', authUrl: 'http://127.0.0.1:9/v' }],
+    authUrl: 'http://127.0.0.1:9/global', authSecret: 'g',
+  }) });
+  const s = await admin(server, t);
+  const m = (body) => manage(s, body, ADMIN);
+  assert.equal((await m({ command: 'add_management_token', token: 'old-mt', realm_prefix: 'x' })).code, 409);
+  let r = await m({ command: 'add_management_token', token: 'new-mt', realm_prefix: 'new-' });
+  assert.deepEqual(r.settings.management_tokens.map((e) => e.token_hash), [sha256('old-mt'), sha256('new-mt')]);
+  r = await m({ command: 'set_external_auth', auth_url: '', realm_prefix: 'v-' });
+  assert.deepEqual(r.settings.external_validators, []);
+  r = await m({ command: 'set_external_auth', auth_url: '' });
+  assert.equal(r.settings.auth_url, undefined);
+  const file = readSettings(server).auth;
+  for (const alias of ['managementTokens', 'externalValidators', 'authUrl', 'authSecret']) assert.equal(file[alias], undefined, alias);
+  assert.equal(file.management_tokens.length, 2);
+  r = await m({ command: 'revoke_management_token', token_hash: sha256('old-mt') });
+  assert.deepEqual(r.settings.management_tokens.map((e) => e.token_hash), [sha256('new-mt')]);
+});
+
 test('tokens: management tokens, external auth, revoke_token (by token, hash, realm+client_id; admins only with allow_admin)', async (t) => {
   const server = await startServer(t, { settings: settings() });
   const s = await admin(server, t);

@@ -54,9 +54,16 @@ json& realms_of(json& doc) {
   return realms;
 }
 
-json& array_at(json& doc, const char* key) {
+// `camel`: the key's camelCase alias, which the settings file may use instead (auth_config.cc reads
+// either, the snake_case one first). A file that has only the alias has it renamed before the edit:
+// adding the snake_case key beside it would hide everything under the alias.
+json& array_at(json& doc, const char* key, const char* camel = nullptr) {
   json& auth = doc["auth"];
   if (!auth.is_object()) auth = json::object();
+  if (camel && !auth.contains(key) && auth.contains(camel)) {
+    auth[key] = std::move(auth[camel]);
+    auth.erase(camel);
+  }
   json& a = auth[key];
   if (!a.is_array()) a = json::array();
   return a;
@@ -272,7 +279,7 @@ Status add_management_token(const json& body, json& doc, Outcome&) {
   if (!*prefix) return bad("realm_prefix must be a string");
   auto only = flag(body, {"ephemeral_only"});
   if (!only) return only.error();
-  json& tokens = array_at(doc, "management_tokens");
+  json& tokens = array_at(doc, "management_tokens", "managementTokens");
   for (const auto& t : tokens) {
     if (t.is_object() && t.value("token", "") == **token) return make_error("Management token already exists", 409);
   }
@@ -291,7 +298,7 @@ Status revoke_management_token(const json& body, json& doc, Outcome&) {
   auto hash = text(body, {"token_hash"});
   if (!hash) return hash.error();
   if (!*hash) return bad("token_hash must be a string");
-  json& tokens = array_at(doc, "management_tokens");
+  json& tokens = array_at(doc, "management_tokens", "managementTokens");
   for (auto it = tokens.begin(); it != tokens.end(); ++it) {
     if (it->is_object() && auth::sha256_hex(it->value("token", "")) == **hash) {
       tokens.erase(it);
@@ -313,14 +320,16 @@ Status set_external_auth(const json& body, json& doc, Outcome& out) {
   if (*realm && *prefix) return bad("give either realm or realm_prefix, not both");
   std::string u = url->value_or("");
   if (!u.empty() && !valid_url(u)) return bad("auth_url must be an http:// or https:// URL");
+  // The camelCase aliases a settings file may use (auth_config.cc) go with the keys they stand for.
   auto apply = [&](json& target) {
+    target.erase("authUrl");
     if (u.empty()) {
-      target.erase("auth_url");
-      target.erase("auth_secret");
+      for (const char* k : {"auth_url", "auth_secret", "authSecret"}) target.erase(k);
       return;
     }
     target["auth_url"] = u;
     if (*secret) {
+      target.erase("authSecret");
       if ((*secret)->empty()) target.erase("auth_secret");
       else target["auth_secret"] = **secret;
     }
@@ -330,9 +339,11 @@ Status set_external_auth(const json& body, json& doc, Outcome& out) {
     if (!cfg) return cfg.error();
     apply(**cfg);
   } else if (*prefix) {
-    json& validators = array_at(doc, "external_validators");
+    json& validators = array_at(doc, "external_validators", "externalValidators");
     auto it = std::find_if(validators.begin(), validators.end(),
-                           [&](const json& v) { return v.is_object() && v.value("realm_prefix", "") == **prefix; });
+                           [&](const json& v) {
+                             return v.is_object() && v.value("realm_prefix", v.value("realmPrefix", "")) == **prefix;
+                           });
     if (u.empty()) {
       if (it != validators.end()) validators.erase(it);
     } else {
