@@ -136,10 +136,12 @@ std::pair<std::string, std::vector<Notice>> RealmRegistry::subscribe(const Subsc
 }
 
 RealmRegistry::Subscription& RealmRegistry::upsert(const std::string& key, const SubscribeSpec& spec) {
-  consumers_[spec.consumer].subscribe_tos.insert(spec.producer);
+  Consumer& consumer = consumers_[spec.consumer];
+  consumer.subscribe_tos.insert(spec.producer);
   auto& subs = subscriptions_[key];
   Subscription* found = subs.find(spec.consumer);
   if (!found) {
+    ++consumer.subscriptions;
     uint64_t id = next_index_id_++;
     found = &subs.in_order[id];
     found->index_id = id;
@@ -182,6 +184,7 @@ std::optional<SubscribeSpec> RealmRegistry::unsubscribe(const std::string& key, 
   subs.by_consumer.erase(consumer);
   subs.in_order.erase(s->index_id);
   --subscription_count_;
+  if (auto c = consumers_.find(consumer); c != consumers_.end() && c->second.subscriptions) --c->second.subscriptions;
   if (subs.in_order.empty()) subscriptions_.erase(it);
   return spec;
 }
@@ -420,6 +423,14 @@ size_t RealmRegistry::evict_idle(int64_t now_ms, int64_t ttl_ms) {
     std::erase_if(c.subscribe_tos, [&](const std::string& p) { return !still.count(p); });
   }
   return forgotten;
+}
+
+bool RealmRegistry::forget_consumer(const std::string& name) {
+  auto it = consumers_.find(name);
+  if (it == consumers_.end() || it->second.online || it->second.subscriptions) return false;
+  for (auto& [producer, p] : producers_) p.subscribers.erase(name);
+  consumers_.erase(it);
+  return true;
 }
 
 RealmRegistry::Counts RealmRegistry::counts() const {

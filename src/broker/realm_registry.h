@@ -108,6 +108,10 @@ class RealmRegistry {
   // non-durable subscriptions, and so are the non-durable subscriptions naming such a producer. Durable
   // subscriptions (and a consumer name that still has one) stay. Returns the names forgotten.
   size_t evict_idle(int64_t now_ms, int64_t ttl_ms);
+  // Forgets the consumer name at once when it is offline and has no subscription left; returns whether
+  // it did. For names nobody connects under again (an ended SSE stream's): a client that opens and
+  // closes streams must not leave a name per stream until idle eviction.
+  bool forget_consumer(const std::string& name);
 
   // What /api/stats and the `stats` command show of a realm.
   struct Counts {
@@ -138,6 +142,7 @@ class RealmRegistry {
     bool online = false;
     int64_t offline_since_ms = 0;  // steady clock
     std::set<std::string, std::less<>> subscribe_tos;  // producer names as given, case kept
+    size_t subscriptions = 0;  // under every key
   };
   struct Subscription {
     uint64_t index_id = 0;

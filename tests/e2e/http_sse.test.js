@@ -249,5 +249,14 @@ test('SSE streams in /api/metrics (tyo_mq_sse_connections_total) and /api/stats 
   await waitFor(async () => (await consumers()).online === open.online - 1, 3000, 'a closed stream leaves the online consumers');
   a.close();
   assert.match(await metrics(), /^tyo_mq_sse_connections_total\{realm="shop"\} 2$/m, 'a total: closing does not lower it');
+  // A closed stream's consumer name is forgotten at once, not left for idle eviction (opening and
+  // closing streams in a loop would otherwise leave one name per stream).
+  for (let i = 0; i < 20; i++) {
+    const c = await openSse(server.port, '/sub/shop/Loop', bearer('cons-shop'));
+    await waitFor(() => c.comments.includes('ok'));
+    c.close();
+  }
+  await waitFor(async () => (await consumers()) === undefined || (await consumers()).total === 0, 3000,
+    'no consumer names left behind');
   await server.stop();
 });

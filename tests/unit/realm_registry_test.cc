@@ -260,6 +260,26 @@ TEST(RealmRegistry, IdleEvictionForgetsOfflineNamesAndNonDurableSubscriptionsOnl
   EXPECT_EQ(keys_of(realm.route("e", "p")), (std::vector<std::string>{"p-e>keeper", "p-e>online"}));
 }
 
+TEST(RealmRegistry, ForgetConsumerOnlyWhenOfflineWithNoSubscriptionLeft) {
+  RealmRegistry realm;
+  auto sock = ep("sock");
+  realm.register_consumer("c", "c", sock);
+  realm.subscribe(spec("p", "e", "c"), sock);
+  realm.subscribe(spec("p", "e", "c"), sock);  // the same key again: still one subscription
+  realm.subscribe(spec("p", "f", "c"), sock);
+  EXPECT_FALSE(realm.forget_consumer("c"));  // online
+  realm.disconnect(sock);
+  EXPECT_FALSE(realm.forget_consumer("c"));  // two subscriptions
+  ASSERT_TRUE(realm.unsubscribe(subscription_key("p", "e"), "c"));
+  EXPECT_FALSE(realm.forget_consumer("c"));  // one left
+  ASSERT_TRUE(realm.unsubscribe(subscription_key("p", "f"), "c"));
+  EXPECT_TRUE(realm.forget_consumer("c"));
+  EXPECT_EQ(realm.counts().consumers, 0u);
+  EXPECT_FALSE(realm.forget_consumer("c"));
+  EXPECT_FALSE(realm.forget_consumer("nobody"));
+  EXPECT_TRUE(realm.empty());
+}
+
 TEST(RealmRegistry, IdleEvictionDropsNonDurableSubscriptionsNamingAnIdleProducer) {
   RealmRegistry realm;
   auto consumer = ep("c-sock");

@@ -84,6 +84,7 @@ void SseStream::ended(broker::Broker& broker) {
   broker.if_realm(realm_, [&](broker::RealmRegistry& r) {
     r.unsubscribe(key_, consumer_);
     notices = r.disconnect(self);
+    r.forget_consumer(consumer_);
   });
   send_notices(notices);
 }
