@@ -11,7 +11,14 @@ namespace siomq::net {
 
 class ConnectionCount {
  public:
-  ConnectionCount() { open_.fetch_add(1, std::memory_order_relaxed); }
+  // `adopt`: the count was taken already, by reserve() (the listener counts a connection when it accepts
+  // it, before the object that holds the count exists on its worker; counting it again there would
+  // refuse a connection under the cap for a moment).
+  explicit ConnectionCount(bool adopt = false) {
+    if (!adopt) open_.fetch_add(1, std::memory_order_relaxed);
+  }
+  static void reserve() { open_.fetch_add(1, std::memory_order_relaxed); }
+  static void unreserve() { open_.fetch_sub(1, std::memory_order_relaxed); }
   ~ConnectionCount() { open_.fetch_sub(1, std::memory_order_relaxed); }
   ConnectionCount(const ConnectionCount&) = delete;
   ConnectionCount& operator=(const ConnectionCount&) = delete;

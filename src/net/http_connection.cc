@@ -34,8 +34,9 @@ HttpResponse make_response(const HttpRequest& request, http::status status, std:
 }
 
 HttpConnection::HttpConnection(tcp::socket socket, Worker& worker, WorkerPool& pool, const HttpRoutes& routes,
-                               const TransportOptions& options, beast::flat_buffer buffer, std::unique_ptr<TlsSession> tls)
-    : stream_(std::move(socket), std::move(tls)), buffer_(std::move(buffer)), worker_(worker), pool_(pool), routes_(routes),
+                               const TransportOptions& options, beast::flat_buffer buffer, std::unique_ptr<TlsSession> tls,
+                               bool reserved)
+    : counted_(reserved), stream_(std::move(socket), std::move(tls)), buffer_(std::move(buffer)), worker_(worker), pool_(pool), routes_(routes),
       options_(options) {
   boost::system::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);

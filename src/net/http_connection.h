@@ -41,10 +41,11 @@ struct HttpRoutes {
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  // `tls`: the connection's TLS state on a TLS port, null for plain TCP.
+  // `tls`: the connection's TLS state on a TLS port, null for plain TCP. `reserved`: its connection count
+  // was taken by ConnectionCount::reserve() (the listener's, at accept), and the connection adopts it.
   HttpConnection(boost::asio::ip::tcp::socket socket, Worker& worker, WorkerPool& pool, const HttpRoutes& routes,
                  const TransportOptions& options, boost::beast::flat_buffer buffer = {},
-                 std::unique_ptr<TlsSession> tls = nullptr);
+                 std::unique_ptr<TlsSession> tls = nullptr, bool reserved = false);
 
   // Starts reading the first request (after the TLS handshake, on a TLS port; it must finish within
   // http_request_timeout).

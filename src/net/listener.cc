@@ -49,7 +49,7 @@ void Listener::accept() {
         if (!wec) accept();
       });
       return;
-    } else if (ConnectionCount::now() + handing_over_.load(std::memory_order_relaxed) >= options_.max_connections) {
+    } else if (ConnectionCount::now() >= options_.max_connections) {
       // At the cap: closed at once, before any buffer is allocated for it. Logged once a second at most.
       auto now = std::chrono::steady_clock::now();
       if (now - last_refusal_log_ > std::chrono::seconds(1)) {
@@ -59,19 +59,19 @@ void Listener::accept() {
       boost::system::error_code ignored;
       socket.close(ignored);
     } else {
-      // Counted from here: the connection object that holds the count is made on the worker, later.
-      handing_over_.fetch_add(1, std::memory_order_relaxed);
+      // Counted from here, once: the connection object made on the worker later adopts the count.
+      ConnectionCount::reserve();
       asio::post(worker.io(), [this, &worker, socket = std::move(socket)]() mutable {
         std::unique_ptr<TlsSession> tls;
         if (tls_) tls = tls_->new_session(socket.native_handle());
         if (!tls_ || tls) {
           std::make_shared<HttpConnection>(std::move(socket), worker, pool_, routes_, options_, beast::flat_buffer{},
-                                           std::move(tls))
+                                           std::move(tls), true)
               ->start();
         } else {
+          ConnectionCount::unreserve();
           spdlog::warn("accept: cannot make a TLS session (out of memory?); connection closed");
         }
-        handing_over_.fetch_sub(1, std::memory_order_relaxed);
       });
     }
     accept();

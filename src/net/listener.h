@@ -37,7 +37,6 @@ class Listener {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer backoff_;  // pauses accepting after an error such as EMFILE
   std::chrono::steady_clock::time_point last_refusal_log_{};  // the last "at the cap" warning
-  std::atomic<size_t> handing_over_{0};  // accepted, not yet held by an HttpConnection
 };
 
 }  // namespace siomq::net
