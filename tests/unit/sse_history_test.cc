@@ -1,6 +1,6 @@
 // HTTP publish's SSE history (surfaces/http/sse_history.h): the caps, replay after an id, the window's
-// stream name, and that the windows come back from the store after a restart (memory, file; redis when
-// SIOMQ_TEST_REDIS_URL names one) with the truncation mark and the caps of the new limits.
+// stream name, and that the windows come back from the store after a restart (file; redis when
+// SIOMQ_TEST_REDIS_URL names one) with the truncation mark and the caps of the new limits; remove_realm.
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -28,8 +28,9 @@ struct Fixture {
   ~Fixture() { writer->stop(); }
   Status record(const std::string& realm, const std::string& event, const std::string& id) {
     std::promise<Status> p;
-    history.record(realm, event, id, "id: " + id + "\nevent: message\ndata: {}\n\n",
-                   [&](const Status& s) { p.set_value(s); });
+    if (!history.record(realm, event, id, "id: " + id + "\nevent: message\ndata: {}\n\n",
+                        [&](const Status& s) { p.set_value(s); }))
+      return make_error("refused");
     return p.get_future().get();
   }
   std::vector<std::string> ids_after(const std::string& realm, const std::string& event, const std::string& since) {
@@ -50,7 +51,7 @@ TEST(SseHistory, StreamNamesSayWhichBytesAreRealmAndEvent) {
   EXPECT_EQ(w->first, "a:b");
   EXPECT_EQ(w->second, "c:d");
   EXPECT_EQ(history_window_of(history_stream("", ""))->first, "");
-  for (const char* other : {"orders", "$SSE:", "$SSE:x:a:b", "$SSE:5:ab:c", "$SSE:1:ab", "$SSE:99999999999999:a:"})
+  for (const char* other : {"orders", "$SSE:", "$SSE:5", "$SSE:x:a:b", "$SSE:5:ab:c", "$SSE:1:ab", "$SSE:99999999999999:a:"})
     EXPECT_FALSE(history_window_of(other)) << other;
 }
 
@@ -102,10 +103,42 @@ void round_trip(store::Backend& first, const std::function<std::unique_ptr<store
   EXPECT_EQ(second->load().stream_messages.size(), 3u);
 }
 
-TEST(SseHistory, MemoryStoreKeepsNothing) {
-  auto backend = store::open_memory();
-  { Fixture f(*backend); ASSERT_TRUE(f.record("r", "ev", "a")); }
-  EXPECT_TRUE(backend->load().stream_messages.empty());
+// The truncation comment comes back from the store with the window that was cut, and only with it.
+TEST(SseHistory, TheCutMarkSurvivesARestart) {
+  store::TempDir dir;
+  auto path = (dir.path() / "data").string();
+  {
+    auto backend = store::open_file(path);
+    Fixture f(*backend, {.max_messages = 2});
+    for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(f.record("r", "cut", id));
+    for (const char* id : {"d", "e"}) ASSERT_TRUE(f.record("r", "whole", id));
+  }
+  auto backend = store::open_file(path);
+  Fixture f(*backend, {.max_messages = 2});
+  EXPECT_TRUE(f.history.load(backend->load().stream_messages).empty());
+  EXPECT_TRUE(f.history.after("r", "cut", "zzz").truncated);
+  EXPECT_EQ(f.ids_after("r", "cut", "zzz"), (Ids{"b", "c"}));
+  EXPECT_FALSE(f.history.after("r", "whole", "zzz").truncated);
+  EXPECT_EQ(f.ids_after("r", "whole", "zzz"), (Ids{"d", "e"}));
+}
+
+// remove_realm: its windows go from memory and the store; other realms' stay.
+TEST(SseHistory, PurgeRealmErasesItsWindowsOnly) {
+  store::TempDir dir;
+  auto backend = store::open_file((dir.path() / "data").string());
+  {
+    Fixture f(*backend);
+    ASSERT_TRUE(f.record("gone", "a", "1"));
+    ASSERT_TRUE(f.record("gone", "b", "2"));
+    ASSERT_TRUE(f.record("gone-not", "a", "3"));
+    f.history.purge_realm("gone");
+    EXPECT_TRUE(f.ids_after("gone", "a", "").empty());
+    EXPECT_EQ(f.ids_after("gone-not", "a", ""), (Ids{"3"}));
+    EXPECT_EQ(f.history.events(), 1u);
+  }
+  auto held = backend->load().stream_messages;
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].stream, history_stream("gone-not", "a"));
 }
 
 TEST(SseHistory, FileStoreRoundTrip) {
@@ -152,11 +185,16 @@ TEST(SseHistory, LoadAppliesTheLimitsOfTheRestartedServer) {
   store::StreamMessage wrong = message("c", "ev", 1, 80);
   wrong.subject = "not-ev";
   held.push_back(wrong);
+  store::StreamMessage spelled = message("a", "ev", 9, 90);  // the same window, named another way
+  spelled.stream = "$SSE:01:a:ev";
+  held.push_back(spelled);
   auto ops = f.history.load(held);
-  // a#1 (past two messages), b's window (written longest ago, past one window), c's broken record.
-  ASSERT_EQ(ops.size(), 3u);
+  // a#1 (past two messages), c's broken record, the other spelling, b's window (written longest ago,
+  // past one window).
+  ASSERT_EQ(ops.size(), 4u);
   for (const auto& op : ops) EXPECT_EQ(op.kind, store::Op::Kind::erase);
   EXPECT_EQ(ops[1].key, store::stream_message_key(history_stream("c", "ev"), 1));
+  EXPECT_EQ(ops[2].key, store::stream_message_key("$SSE:01:a:ev", 9));
   EXPECT_EQ(f.history.events(), 1u);
   EXPECT_EQ(f.ids_after("a", "ev", "zzz"), (Ids{"a2", "a3"}));
   EXPECT_TRUE(f.history.after("a", "ev", "zzz").truncated);
@@ -184,25 +222,31 @@ class HeldBackend : public store::Backend {
   bool released_ = false;
 };
 
-TEST(SseHistory, AStoreThatIsBehindGets503AndNothingIsKept) {
+TEST(SseHistory, AStoreThatIsBehindRefusesAndNothingIsKept) {
   HeldBackend backend;
   Writer writer(backend, SyncMode::always, std::chrono::microseconds(0));
   SseHistory history(writer, {.max_unwritten_bytes = 100});
-  std::promise<Status> first, refused;
-  history.record("r", "ev", "a", std::string(60, 'x'), [&](const Status& s) { first.set_value(s); });
-  history.record("r", "ev", "b", std::string(60, 'x'), [&](const Status& s) { refused.set_value(s); });
-  auto r = refused.get_future().get();  // at once, while the first write waits
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, 503);
+  std::promise<Status> first, later;
+  // However the test ends: the write goes, and the writer stops before the history goes.
+  struct Release {
+    HeldBackend& b;
+    Writer& w;
+    ~Release() {
+      b.release();
+      w.stop();
+    }
+  } release{backend, writer};
+  EXPECT_TRUE(history.record("r", "ev", "a", std::string(60, 'x'), [&](const Status& s) { first.set_value(s); }));
+  bool ran = false;
+  EXPECT_FALSE(history.record("r", "ev", "b", std::string(60, 'x'), [&](const Status&) { ran = true; }));
+  EXPECT_FALSE(ran);
   std::vector<std::string> ids;
   for (const auto& [id, frame] : history.after("r", "ev", "").frames) ids.push_back(id);
   EXPECT_EQ(ids, (Ids{"a"}));
   backend.release();
   EXPECT_TRUE(first.get_future().get());
-  std::promise<Status> later;
-  history.record("r", "ev", "c", std::string(60, 'x'), [&](const Status& s) { later.set_value(s); });
+  EXPECT_TRUE(history.record("r", "ev", "c", std::string(60, 'x'), [&](const Status& s) { later.set_value(s); }));
   EXPECT_TRUE(later.get_future().get());  // written: room again
-  writer.stop();
 }
 
 TEST(SseHistory, MoveAlongHandsEveryRecordOnce) {
@@ -215,7 +259,8 @@ TEST(SseHistory, MoveAlongHandsEveryRecordOnce) {
   f.history.move_along({store::erase_stream_message("x", 1)}, [&](std::vector<store::Op> ops) { got = std::move(ops); });
   ASSERT_EQ(got.size(), 4u);
   EXPECT_EQ(got[1].key, store::stream_message_key(history_stream("r", "one"), 1));
-  EXPECT_EQ(got[3].key, store::stream_message_key(history_stream("r", "two"), 1));
+  EXPECT_EQ(got[2].key, store::stream_message_key(history_stream("r", "one"), 3));  // one seq for every window
+  EXPECT_EQ(got[3].key, store::stream_message_key(history_stream("r", "two"), 2));
 }
 
 }  // namespace

@@ -155,10 +155,14 @@ HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPubl
   if (options.enabled) {
     ctx->on_guaranteed = [&history](const std::string& realm, std::string_view event, std::string_view id,
                                     std::string_view payload, std::function<void(const Status&)> done) {
-      if (auto frame = sse_frame(id, payload)) history.record(realm, event, std::string(id), std::move(*frame), std::move(done));
-      else if (done) done(Ok{});
+      auto frame = sse_frame(id, payload);
+      if (frame) return history.record(realm, event, std::string(id), std::move(*frame), std::move(done));
+      if (done) done(Ok{});
+      return true;
     };
   }
+  // Whether or not it is enabled now: the history may hold windows from when it was.
+  ctx->on_realm_removed = [&history](const std::string& realm) { history.purge_realm(realm); };
   HttpPublishRoute route;
   route.handle = [state](const std::shared_ptr<net::HttpConnection>& conn, net::HttpRequest& req) {
     std::string_view f = family(std::string_view(req.target().data(), req.target().size()));

@@ -12,15 +12,19 @@ namespace siomq::surfaces::http {
 namespace {
 
 constexpr std::string_view kStreamPrefix = "$SSE:";
+// The headers of a record written to a window that had dropped messages: at load, a window holding one
+// says the replay is cut (the dropped records are gone, so only a survivor can say it).
+constexpr std::string_view kCutHeaders = R"({"cut":true})";
 
 size_t frame_bytes(std::string_view id, std::string_view frame) { return id.size() + frame.size(); }
 
 store::StreamMessage stored(const std::string& stream, std::string_view event, uint64_t seq, const std::string& id,
-                            const std::string& frame, int64_t time_ms) {
+                            const std::string& frame, int64_t time_ms, bool cut) {
   store::StreamMessage m;
   m.stream = stream;
   m.seq = seq;
   m.subject = std::string(event);
+  if (cut) m.headers = std::string(kCutHeaders);
   m.payload_format = store::StreamMessage::Payload::bytes;
   m.payload = frame;
   m.time_ms = time_ms;
@@ -42,8 +46,9 @@ std::optional<std::pair<std::string, std::string>> history_window_of(std::string
   if (!stream.starts_with(kStreamPrefix)) return std::nullopt;
   stream.remove_prefix(kStreamPrefix.size());
   size_t n = 0;
-  auto [end, ec] = std::from_chars(stream.data(), stream.data() + std::min<size_t>(stream.size(), 12), n);
-  if (ec != std::errc() || end == stream.data() || *end != ':') return std::nullopt;
+  const char* last = stream.data() + std::min<size_t>(stream.size(), 12);
+  auto [end, ec] = std::from_chars(stream.data(), last, n);
+  if (ec != std::errc() || end == stream.data() || end == last || *end != ':') return std::nullopt;
   stream.remove_prefix(static_cast<size_t>(end - stream.data()) + 1);
   if (stream.size() < n + 1 || stream[n] != ':') return std::nullopt;
   return std::make_pair(std::string(stream.substr(0, n)), std::string(stream.substr(n + 1)));
@@ -60,7 +65,10 @@ std::vector<store::Op> SseHistory::load(const std::vector<store::StreamMessage>&
   for (const auto& m : messages) {
     auto key = history_window_of(m.stream);
     if (!key) continue;  // a bus stream
-    if (m.payload_format != store::StreamMessage::Payload::bytes || !m.msg_id || key->second != m.subject) {
+    next_seq_ = std::max(next_seq_, m.seq + 1);
+    // Only the name record() writes: another spelling of the same window ("$SSE:03:…") would interleave.
+    if (m.payload_format != store::StreamMessage::Payload::bytes || !m.msg_id || key->second != m.subject ||
+        history_stream(key->first, key->second) != m.stream) {
       spdlog::warn("store: SSE history record {} #{} is not one: erased", m.stream, m.seq);
       ops.push_back(store::erase_stream_message(m.stream, m.seq));
       continue;
@@ -69,11 +77,10 @@ std::vector<store::Op> SseHistory::load(const std::vector<store::StreamMessage>&
     Window& w = it->second;
     if (fresh) {
       w.lru = lru_.insert(lru_.end(), *key);
-      w.dropped = m.seq > 1;  // the first ones went before the restart
       written.emplace_back(m.time_ms, *key);
     }
+    w.dropped = w.dropped || m.headers == kCutHeaders;
     w.frames.push_back({m.seq, *m.msg_id, m.payload.str(), m.time_ms});
-    w.next_seq = m.seq + 1;
     size_t n = frame_bytes(*m.msg_id, m.payload.str());
     w.bytes += n;
     total_bytes_ += n;
@@ -86,32 +93,45 @@ std::vector<store::Op> SseHistory::load(const std::vector<store::StreamMessage>&
   return ops;
 }
 
-void SseHistory::record(const std::string& realm, std::string_view event, std::string id, std::string frame,
+bool SseHistory::record(const std::string& realm, std::string_view event, std::string id, std::string frame,
                         Done done) {
   // A store slower than the publishers must not hold an unbounded queue of frames: past the limit the
-  // message is not kept (it has been routed live regardless) and its confirm says why.
+  // caller refuses the message before routing it (a retry then cannot duplicate it).
   const size_t n = frame_bytes(id, frame);
   if (unwritten_.fetch_add(n) + n > limits_.max_unwritten_bytes) {
     unwritten_.fetch_sub(n);
-    if (done) done(make_error("the store is behind; the SSE history did not keep this message, retry later", 503));
-    return;
+    return false;
   }
   std::lock_guard lock(mu_);
   std::vector<store::Op> ops;
   Key key(realm, std::string(event));
   auto it = window(key);
   Window& w = it->second;
-  int64_t now = unix_ms();
-  ops.push_back(store::put(stored(history_stream(realm, event), event, w.next_seq, id, frame, now)));
-  w.frames.push_back({w.next_seq++, std::move(id), std::move(frame), now});
+  const int64_t now = unix_ms();
+  // One seq for every window: a window dropped and made again never reuses a seq its old records had.
+  const uint64_t seq = next_seq_++;
+  w.frames.push_back({seq, id, frame, now});
   w.bytes += n;
   total_bytes_ += n;
   trim(key, w, ops);
+  ops.push_back(store::put(stored(history_stream(realm, event), event, seq, id, frame, now, w.dropped)));
   evict_past_limits(ops);
   writer_.submit(std::move(ops), [this, n, done = std::move(done), realm, event = key.second](const Status& s) {
     unwritten_.fetch_sub(n);
     if (!s) spdlog::warn("store: the SSE history of {}/{} was not written: {}", realm, event, s.error().message);
     if (done) done(s);
+  });
+  return true;
+}
+
+void SseHistory::purge_realm(const std::string& realm) {
+  std::lock_guard lock(mu_);
+  std::vector<store::Op> ops;
+  for (auto it = windows_.lower_bound({realm, ""}); it != windows_.end() && it->first.first == realm;)
+    evict(it++, ops);
+  if (ops.empty()) return;
+  writer_.submit(std::move(ops), [realm](const Status& s) {
+    if (!s) spdlog::warn("store: the SSE history of the removed realm {} was not deleted: {}", realm, s.error().message);
   });
 }
 
@@ -130,7 +150,8 @@ SseHistory::Windows::iterator SseHistory::window(const Key& key) {
 // The per-window caps: the oldest messages go (one is always kept, however large).
 void SseHistory::trim(const Key& key, Window& w, std::vector<store::Op>& ops) {
   std::string stream;
-  while (w.frames.size() > limits_.max_messages || (w.bytes > limits_.max_bytes && w.frames.size() > 1)) {
+  while (w.frames.size() > std::max<size_t>(limits_.max_messages, 1) ||
+         (w.bytes > limits_.max_bytes && w.frames.size() > 1)) {
     const Frame& f = w.frames.front();
     if (stream.empty()) stream = history_stream(key.first, key.second);
     ops.push_back(store::erase_stream_message(stream, f.seq));
@@ -185,7 +206,8 @@ void SseHistory::move_along(std::vector<store::Op> ops, const std::function<void
   std::lock_guard lock(mu_);
   for (const auto& [key, w] : windows_) {
     std::string stream = history_stream(key.first, key.second);
-    for (const Frame& f : w.frames) ops.push_back(store::put(stored(stream, key.second, f.seq, f.id, f.frame, f.time_ms)));
+    for (const Frame& f : w.frames)
+      ops.push_back(store::put(stored(stream, key.second, f.seq, f.id, f.frame, f.time_ms, w.dropped)));
   }
   commit(std::move(ops));
 }

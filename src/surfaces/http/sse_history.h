@@ -6,12 +6,14 @@
 //
 // Durability: each window is a capped log in the store's stream log family (store/stream_log.h), the
 // reserved stream "$SSE:<byte length of realm>:<realm>:<event>" (bus stream names cannot begin with
-// '$'), one record per message: seq counting from 1 per window, subject the event, msg_id the frame's id,
-// the frame as bytes. A record() writes the message and erases what the caps dropped in one submission
-// to the store writer; its `done` runs once that is on disk (or failed), on the writer thread; while
-// more than max_unwritten_bytes wait for the writer it refuses at once (503) and keeps nothing. load()
-// rebuilds the windows at start-up, so a restart keeps the history. A failed write is logged; the
-// message stays in the in-memory window (it was delivered live already).
+// '$'), one record per message: seq from one counter for every window (so a window dropped and made
+// again never reuses a seq), subject the event, msg_id the frame's id, the frame as bytes, and headers
+// {"cut":true} once the window has dropped messages (the truncation comment survives a restart). A
+// record() writes the message and erases what the caps dropped in one submission to the store writer;
+// its `done` runs once that is on disk (or failed), on the writer thread; while more than
+// max_unwritten_bytes wait for the writer it refuses at once and keeps nothing. load() rebuilds the
+// windows at start-up (also while http_publish is off: they are bounded by the same caps), so a restart
+// keeps the history. A failed write is logged; the message stays in the in-memory window.
 //
 // Threading: any thread; one mutex, held for bookkeeping and the writer's submit only (so the store sees
 // the windows' changes in the order they were made). Callbacks run on the writer thread without it.
@@ -71,7 +73,11 @@ class SseHistory {
   // At start-up, before any record(): the windows in `messages` (the stream log in (stream, seq) order;
   // the streams of others are left alone). Returns the ops that erase what the limits no longer hold.
   std::vector<store::Op> load(const std::vector<store::StreamMessage>& messages);
-  void record(const std::string& realm, std::string_view event, std::string id, std::string frame, Done done = {});
+  // Keeps the message and writes it; `done` as above. False, and nothing kept, while more than
+  // max_unwritten_bytes wait for the writer (the store is behind): the caller refuses the message.
+  bool record(const std::string& realm, std::string_view event, std::string id, std::string frame, Done done = {});
+  // A removed realm's windows go, in memory and in the store (a realm made again later starts empty).
+  void purge_realm(const std::string& realm);
   // The frames after `since`; all of the window when `since` is not in it.
   Replay after(const std::string& realm, const std::string& event, std::string_view since) const;
   size_t events() const;
@@ -88,7 +94,6 @@ class SseHistory {
   using Key = std::pair<std::string, std::string>;  // (realm, event)
   struct Window {
     std::deque<Frame> frames;
-    uint64_t next_seq = 1;
     size_t bytes = 0;
     bool dropped = false;
     std::list<Key>::iterator lru;
@@ -106,6 +111,7 @@ class SseHistory {
   Windows windows_;
   std::list<Key> lru_;  // most recently written last
   size_t total_bytes_ = 0;
+  uint64_t next_seq_ = 1;  // shared by every window
   std::atomic<size_t> unwritten_{0};  // bytes of frames submitted and not written yet
 };
 

@@ -60,11 +60,15 @@ struct Context : std::enable_shared_from_this<Context> {
   std::atomic<bool> moving_store{false};
   // HTTP publish's SSE history (surfaces/http/sse_history.h), told of every guaranteed PRODUCE with its
   // delivery id before it is routed; `done` runs once the history has it on disk (or failed), on the
-  // store's writer thread. Set before the server serves; empty when http_publish is off (then live copies
+  // store's writer thread. False (and `done` never runs) when the store is behind: the PRODUCE is refused
+  // before it is routed. Set before the server serves; empty when http_publish is off (then live copies
   // carry no delivery id unless PRODUCE named one).
-  std::function<void(const std::string& realm, std::string_view event, std::string_view id, std::string_view payload,
+  std::function<bool(const std::string& realm, std::string_view event, std::string_view id, std::string_view payload,
                      std::function<void(const Status&)> done)>
       on_guaranteed;
+  // Told of a realm removed (remove_realm, an expired ephemeral realm), after its sockets are closed:
+  // HTTP publish drops its SSE history. Set before the server serves; may be empty.
+  std::function<void(const std::string& realm)> on_realm_removed;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   // housekeeping()'s clocks (steady ms), touched by its one caller only.
   int64_t last_ephemeral_sweep_ms = 0, last_idle_sweep_ms = 0;

@@ -140,10 +140,17 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
     return;
   }
   // In the history before it is routed, so an SSE stream opening meanwhile gets it exactly once.
+  // A store too far behind to take it: refused whole, before anything is routed, so a retry cannot
+  // deliver it twice.
   std::shared_ptr<HistoryWrite> history;
   if (p->guaranteed && ctx.on_guaranteed) {
     history = std::make_shared<HistoryWrite>();
-    ctx.on_guaranteed(realm, p->event, delivery_id, payload, [history](const Status& s) { history->written(s); });
+    if (!ctx.on_guaranteed(realm, p->event, delivery_id, payload, [history](const Status& s) { history->written(s); })) {
+      rate_limited(session, reply, "store_backlog", 1, steady_ms());
+      if (reply.has_ack())
+        reply.ack(confirm_reply(0, make_error("the store is behind; nothing was sent or stored, retry later", 503)));
+      return;
+    }
   }
   session.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));

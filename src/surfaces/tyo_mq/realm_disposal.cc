@@ -56,6 +56,7 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
   ctx.keys.purge_realm(realm, [realm](const Status& st) {
     if (!st) spdlog::error("removing realm '{}': its key directory could not be deleted: {}", log_text(realm), st.error().message);
   });
+  if (ctx.on_realm_removed) ctx.on_realm_removed(realm);
   ctx.queues.purge_realm(realm, [realm, d, stored = std::move(stored)](const Status& st) {
     if (!st) spdlog::error("removing realm '{}': its stored messages could not be deleted: {}", log_text(realm), st.error().message);
     if (stored) stored(st, d);
