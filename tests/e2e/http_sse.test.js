@@ -5,12 +5,11 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
 const { startServer, tempDir, delay } = require('./lib/server');
 const { connectV4, waitFor } = require('./lib/clients');
 const { authenticate } = require('./lib/tyo_auth');
 const { request, bearer, openSse } = require('./lib/http_pub');
-const { redis } = require('./lib/redis');
+const { storeFor } = require('./lib/redis');
 
 const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
 
@@ -156,18 +155,10 @@ test('resume: Last-Event-ID and ?since= replay guaranteed history after the id, 
   await server.stop();
 });
 
-// Where a test's store lives across its restarts.
-function storeFor(t, backend) {
-  if (backend === 'file') return { args: ['--storage', 'file'], dataDir: tempDir(t), store: {} };
-  const prefix = `siomq-e2e-${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
-  t.after(() => redis(REDIS_URL, ['DEL', `${prefix}:stream`, `${prefix}:rows`, `${prefix}:subs`, `${prefix}:dead`]));
-  return { args: ['--storage', 'redis'], store: { storage_options: { url: REDIS_URL, prefix } } };
-}
-
 for (const backend of ['file', 'redis']) {
   test(`resume after a restart (kill -9): the history is stored, the cut stays marked, seq goes on [${backend}]`, async (t) => {
     if (backend === 'redis' && !REDIS_URL) return t.skip('SIOMQ_TEST_REDIS_URL is not set');
-    const { args, dataDir, store } = storeFor(t, backend);
+    const { args, dataDir, store } = storeFor(t, backend, tempDir);
     const opts = { settings: { ...settings({ history_messages: 3 }), ...store }, args, dataDir };
     const first = await startServer(t, opts);
     const ids = [];

@@ -7,11 +7,10 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
 const { startServer, tempDir, delay } = require('./lib/server');
 const { connectV4, emitAck, once } = require('./lib/clients');
 const { manage, authenticate } = require('./lib/tyo_auth');
-const { redis } = require('./lib/redis');
+const { storeFor } = require('./lib/redis');
 
 const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
 const ADMIN = 'admin-secret-token';
@@ -271,18 +270,11 @@ test('PREKEY_PUBLISH validates every field: Kyber prekey required, base64 and le
   assert.deepEqual(await ask(alice, 'PREKEY_PUBLISH', { identity: 'alice', ...big }), { ok: true, one_time_available: 100 });
 });
 
-// Where a test's store lives across its restarts.
-function storeFor(t, backend) {
-  if (backend === 'file') return { args: ['--storage', 'file'], dataDir: tempDir(t), settings: {} };
-  const prefix = `siomq-e2e-${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
-  t.after(() => redis(REDIS_URL, ['DEL', `${prefix}:directory`, `${prefix}:rows`, `${prefix}:subs`, `${prefix}:dead`]));
-  return { args: ['--storage', 'redis'], settings: { storage_options: { url: REDIS_URL, prefix } } };
-}
-
 for (const backend of ['file', 'redis']) {
   test(`a restart keeps the directories; a consumed one-time prekey stays consumed, even after kill -9 [${backend}]`, async (t) => {
     if (backend === 'redis' && !REDIS_URL) return t.skip('SIOMQ_TEST_REDIS_URL is not set');
-    const store = storeFor(t, backend);
+    const { args, dataDir, store: storage } = storeFor(t, backend, tempDir);
+    const store = { args, dataDir, settings: storage };
     const first = await startServer(t, store);
     const alice = await connectV4(first.url, { transports: ['websocket'] });
     const bob = await connectV4(first.url, { transports: ['websocket'] });

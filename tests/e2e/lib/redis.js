@@ -84,4 +84,16 @@ function redis(url, ...commands) {
   });
 }
 
-module.exports = { redis };
+// Where a test's store lives across its restarts: a data directory of its own (`file`), or a key prefix
+// of its own in SIOMQ_TEST_REDIS_URL (`redis`), its hashes (every record family's) deleted after the
+// test. Returns { args, dataDir, store } — `store` goes into the settings (redis: storage_options).
+function storeFor(t, backend, tempDir) {
+  if (backend === 'file') return { args: ['--storage', 'file'], dataDir: tempDir(t), store: {} };
+  const url = process.env.SIOMQ_TEST_REDIS_URL;
+  const prefix = `siomq-e2e-${process.pid}-${require('node:crypto').randomBytes(6).toString('hex')}`;
+  const hashes = ['rows', 'dead', 'subs', 'stream', 'consumers', 'directory', 'quarantine'];
+  t.after(() => redis(url, ['DEL', ...hashes.map((h) => `${prefix}:${h}`)]));
+  return { args: ['--storage', 'redis'], store: { storage_options: { url, prefix } } };
+}
+
+module.exports = { redis, storeFor };
