@@ -4,6 +4,8 @@
 //   node bench/http_publish_rate.js pub <url> <connections> <seconds>
 //     POST /pub/default/bench with keep-alive, `connections` requests in flight (one per connection);
 //     prints requests/s.
+//   node bench/http_publish_rate.js pub-guaranteed <url> <connections> <seconds>
+//     the same with ?guaranteed=1: each 202 waits for the SSE resume history's store write.
 //   node bench/http_publish_rate.js sse <url> <streams> <messages>
 //     opens `streams` GET /sub/default/bench streams, publishes `messages` over one keep-alive connection,
 //     and prints SSE deliveries/s (streams × messages / time until every stream has them all).
@@ -14,9 +16,11 @@ const http = require('http');
 const [mode = 'pub', url = 'http://127.0.0.1:17352', a = '1', b = '5'] = process.argv.slice(2);
 const { hostname, port } = new URL(url);
 
+const PUB_PATH = mode === 'pub-guaranteed' ? '/pub/default/bench?guaranteed=1' : '/pub/default/bench';
+
 function post(agent, body) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: hostname, port, method: 'POST', path: '/pub/default/bench', agent,
+    const req = http.request({ host: hostname, port, method: 'POST', path: PUB_PATH, agent,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
       res.resume();
       res.on('end', () => (res.statusCode === 202 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
@@ -36,7 +40,7 @@ async function pubRate(connections, seconds) {
   }));
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
   agent.destroy();
-  console.log(JSON.stringify({ scenario: 'http_pub', connections, requests: done, seconds: +s.toFixed(2),
+  console.log(JSON.stringify({ scenario: mode === 'pub-guaranteed' ? 'http_pub_guaranteed' : 'http_pub', connections, requests: done, seconds: +s.toFixed(2),
     requests_per_s: Math.round(done / s) }));
 }
 
