@@ -7,6 +7,7 @@
 
 #include "store/writer.h"
 #include "wire/clock.h"
+#include "wire/log_text.h"
 
 namespace siomq::surfaces::http {
 namespace {
@@ -69,7 +70,7 @@ std::vector<store::Op> SseHistory::load(const std::vector<store::StreamMessage>&
     // Only the name record() writes: another spelling of the same window ("$SSE:03:…") would interleave.
     if (m.payload_format != store::StreamMessage::Payload::bytes || !m.msg_id || key->second != m.subject ||
         history_stream(key->first, key->second) != m.stream) {
-      spdlog::warn("store: SSE history record {} #{} is not one: erased", m.stream, m.seq);
+      spdlog::warn("store: SSE history record {} #{} is not one: erased", log_text(m.stream), m.seq);
       ops.push_back(store::erase_stream_message(m.stream, m.seq));
       continue;
     }
@@ -118,7 +119,7 @@ bool SseHistory::record(const std::string& realm, std::string_view event, std::s
   evict_past_limits(ops);
   writer_.submit(std::move(ops), [this, n, done = std::move(done), realm, event = key.second](const Status& s) {
     unwritten_.fetch_sub(n);
-    if (!s) spdlog::warn("store: the SSE history of {}/{} was not written: {}", realm, event, s.error().message);
+    if (!s) spdlog::warn("store: the SSE history of {}/{} was not written: {}", log_text(realm), log_text(event), s.error().message);
     if (done) done(s);
   });
   return true;
@@ -131,7 +132,7 @@ void SseHistory::purge_realm(const std::string& realm) {
     evict(it++, ops);
   if (ops.empty()) return;
   writer_.submit(std::move(ops), [realm](const Status& s) {
-    if (!s) spdlog::warn("store: the SSE history of the removed realm {} was not deleted: {}", realm, s.error().message);
+    if (!s) spdlog::warn("store: the SSE history of removed realm {} was not deleted: {}", log_text(realm), s.error().message);
   });
 }
 
