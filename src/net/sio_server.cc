@@ -46,6 +46,29 @@ void SioServer::add_handler(std::string_view nsp, std::string event, std::functi
   it->second.handlers[std::move(event)] = std::move(handler);
 }
 
+void SioServer::add_connect_hook(std::string_view nsp, std::function<void(Socket&, std::string_view)> hook) {
+  auto it = namespaces_.find(std::string(nsp));
+  if (it == namespaces_.end()) throw std::logic_error("add_connect_hook: no namespace " + std::string(nsp));
+  it->second.on_connect = [own = std::move(it->second.on_connect), hook = std::move(hook)](
+                              Socket& socket, std::string_view auth) -> std::optional<std::string> {
+    if (own) {
+      if (auto refused = own(socket, auth)) return refused;
+    }
+    hook(socket, auth);
+    return std::nullopt;
+  };
+}
+
+void SioServer::add_disconnect_hook(std::string_view nsp, std::function<void(Socket&, std::string_view)> hook) {
+  auto it = namespaces_.find(std::string(nsp));
+  if (it == namespaces_.end()) throw std::logic_error("add_disconnect_hook: no namespace " + std::string(nsp));
+  it->second.on_disconnect = [own = std::move(it->second.on_disconnect), hook = std::move(hook)](
+                                 Socket& socket, std::string_view reason) {
+    if (own) own(socket, reason);
+    hook(socket, reason);
+  };
+}
+
 void SioServer::set_fallback_namespace(Namespace ns) { fallback_ = std::move(ns); }
 
 const Namespace* SioServer::find_namespace(std::string_view name) const {

@@ -40,6 +40,10 @@ class SioServer {
   void add_namespace(Namespace ns);
   // Adds a handler to a namespace added before (another surface's event on it); before start only.
   void add_handler(std::string_view nsp, std::string event, std::function<void(Socket&, const Message&)> handler);
+  // Another surface's hooks on a namespace added before: `on_connect` runs after the namespace's own
+  // accepted the socket, `on_disconnect` after its own; before start only.
+  void add_connect_hook(std::string_view nsp, std::function<void(Socket&, std::string_view auth)> on_connect);
+  void add_disconnect_hook(std::string_view nsp, std::function<void(Socket&, std::string_view reason)> on_disconnect);
   // Serves every namespace name that was not added: its on_connect decides (by the socket's nsp())
   // which names exist, refusing the others. Before start only.
   void set_fallback_namespace(Namespace ns);

@@ -59,6 +59,12 @@ class Socket : public std::enable_shared_from_this<Socket> {
     return std::static_pointer_cast<T>(state_);
   }
   void set_state(std::shared_ptr<void> state) { state_ = std::move(state); }
+  // A second surface's state on the same socket (the bus shares namespace "/" with tyo-mq); null until set.
+  template <class T>
+  std::shared_ptr<T> extension() const {
+    return std::static_pointer_cast<T>(extension_);
+  }
+  void set_extension(std::shared_ptr<void> extension) { extension_ = std::move(extension); }
 
   // Sends DISCONNECT for this namespace and removes the socket; with `close_connection` the whole
   // Engine.IO session closes too.
@@ -71,6 +77,7 @@ class Socket : public std::enable_shared_from_this<Socket> {
   std::string id_;
   std::unordered_set<std::string> rooms_;
   std::shared_ptr<void> state_;
+  std::shared_ptr<void> extension_;
   bool connected_ = false;
 };
 

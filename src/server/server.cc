@@ -20,6 +20,7 @@
 #include "net/worker_pool.h"
 #include "store/store.h"
 #include "store/writer.h"
+#include "surfaces/bus/surface.h"
 #include "surfaces/diagnostics.h"
 #include "surfaces/http/api.h"
 #include "surfaces/http/metrics.h"
@@ -118,6 +119,11 @@ void Server::register_surfaces() {
   };
   tyo_mq_ = surfaces::register_tyo_mq(*sio_, *broker_, *queues_, *keys_, live_, {settings_.storage.default_ttl_ms, move});
   remote_ = remote::register_remote(*sio_, tyo_mq_.context, live_);
+  surfaces::bus::BusOptions bus = surfaces::bus::bus_options(settings_.document ? *settings_.document : nlohmann::json());
+  bus.server_id = net::random_id();
+  bus.version = SIOMQ_VERSION;
+  bus.slow_consumers = [this] { return engine_ ? engine_->slow_consumers() : 0; };
+  surfaces::bus::register_bus(*sio_, tyo_mq_.context, std::move(bus));
   if (settings_.diagnostics) surfaces::register_diagnostics(*sio_);
 }
 

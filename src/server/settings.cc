@@ -22,7 +22,7 @@ constexpr std::array kKnownKeys = {
     "auth", "limits", "idle_eviction", "http_api", "httpApi", "http_publish", "storage", "storage_options", "default_ttl",
     "cluster", "namespaces", "remote", "max_queued_per_realm", "e2ee", "sealed", "push", "trust_proxy",
     // siomq's own:
-    "transport", "diagnostics", "tls",
+    "transport", "diagnostics", "tls", "bus",
     // read by auth::LiveSettings (auth/auth_store.h):
     "auth_store"};
 

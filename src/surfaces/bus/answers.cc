@@ -1,0 +1,114 @@
+#include "surfaces/bus/answers.h"
+
+#include "wire/socketio.h"
+
+namespace siomq::surfaces::bus {
+namespace {
+
+Frames frames_of(std::string text, std::vector<Bytes> attachments) {
+  auto frames = std::make_shared<std::vector<net::OutFrame>>();
+  frames->reserve(1 + attachments.size());
+  frames->push_back(net::text_frame(std::move(text)));
+  for (auto& a : attachments) frames->push_back(net::OutFrame{std::move(a), true});
+  return frames;
+}
+
+void append_member_name(std::string& out, std::string_view name) {
+  if (out.back() != '{') out.push_back(',');
+  out.push_back('"');
+  out.append(name);
+  out.append("\":");
+}
+
+}  // namespace
+
+std::string ok_json(std::string_view fields) {
+  std::string out = "{\"ok\":true";
+  if (!fields.empty()) {
+    out.push_back(',');
+    out.append(fields);
+  }
+  out.push_back('}');
+  return out;
+}
+
+std::string error_json(int code, std::string_view message) {
+  std::string out = "{\"ok\":false,\"error\":{\"code\":" + std::to_string(code) + ",\"message\":";
+  sio::append_json_string(out, message);
+  out.append("}}");
+  return out;
+}
+
+Frames ack_frames(std::string_view nsp, uint64_t ack_id, std::string_view json, std::vector<Bytes> attachments) {
+  using sio::PacketType;
+  std::string array;
+  array.reserve(json.size() + 2);
+  array.push_back('[');
+  array.append(json);
+  array.push_back(']');
+  std::string text = "4";
+  sio::append_text(text, attachments.empty() ? PacketType::kAck : PacketType::kBinaryAck, nsp, ack_id, array,
+                   attachments.size());
+  return frames_of(std::move(text), std::move(attachments));
+}
+
+Frames event_frames(std::string_view nsp, std::string_view event, std::string_view json, std::vector<Bytes> attachments) {
+  using sio::PacketType;
+  std::string text = "4";
+  sio::append_text(text, attachments.empty() ? PacketType::kEvent : PacketType::kBinaryEvent, nsp, std::nullopt, {},
+                   attachments.size());
+  text.push_back('[');
+  sio::append_json_string(text, event);
+  text.push_back(',');
+  text.append(json);
+  text.push_back(']');
+  return frames_of(std::move(text), std::move(attachments));
+}
+
+void append_message(std::string& out, const broker::BusMessage& m, size_t num, bool with_reply) {
+  out.push_back('{');
+  if (m.origin) {
+    append_member_name(out, "stream");
+    sio::append_json_string(out, m.origin->stream);
+  }
+  append_member_name(out, "subject");
+  sio::append_json_string(out, m.subject);
+  append_member_name(out, "data");
+  out.append("{\"_placeholder\":true,\"num\":" + std::to_string(num) + "}");
+  if (!m.header.empty()) {
+    append_member_name(out, "header");
+    out.append(m.header);
+  }
+  if (with_reply && !m.reply.empty()) {
+    append_member_name(out, "reply");
+    sio::append_json_string(out, m.reply);
+  }
+  if (m.origin) {
+    append_member_name(out, "seq");
+    out.append(std::to_string(m.origin->seq));
+    append_member_name(out, "delivered");
+    out.append(std::to_string(m.origin->delivered));
+    append_member_name(out, "timestamp_ms");
+    out.append(std::to_string(m.origin->timestamp_ms));
+  }
+  out.push_back('}');
+}
+
+Frames msg_frames(const broker::BusMessagePtr& message, std::string_view sid) {
+  std::string json = "{\"sid\":";
+  sio::append_json_string(json, sid);
+  json.push_back(',');
+  std::string body;
+  append_message(body, *message, 0, true);
+  json.append(body, 1);  // the Message's members after its '{'
+  if (message->origin) {
+    // Push consumers also say which consumer delivered it (§4 `msg`).
+    json.pop_back();
+    json.append(",\"consumer\":");
+    sio::append_json_string(json, message->origin->consumer);
+    json.push_back('}');
+  }
+  return event_frames("/", "msg", json, {data_of(message)});
+}
+
+}  // namespace siomq::surfaces::bus

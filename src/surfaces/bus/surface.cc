@@ -1,0 +1,95 @@
+#include "surfaces/bus/surface.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "net/sio_server.h"
+#include "surfaces/bus/bus_context.h"
+#include "surfaces/bus/bus_stats.h"
+#include "surfaces/bus/control.h"
+#include "surfaces/bus/core.h"
+#include "surfaces/tyo_mq/auth.h"
+#include "surfaces/tyo_mq/socket_endpoint.h"
+
+namespace siomq::surfaces::bus {
+namespace {
+
+// A reply nobody hears: the CONNECT token's AUTHENTICATION answers nothing (§8.18: a failed one leaves
+// the socket connected, and its bus events answer 401).
+class SilentReply final : public Reply, public std::enable_shared_from_this<SilentReply> {
+ public:
+  bool has_ack() const override { return false; }
+  void ack(std::string_view) override {}
+  void emit(std::string_view, std::string_view) override {}
+  bool open() const override { return true; }
+  std::shared_ptr<Reply> keep() override { return shared_from_this(); }
+};
+
+// §3: the CONNECT auth payload {token, realm?} is checked exactly as AUTHENTICATION would check it.
+void authenticate_on_connect(BusContext& ctx, net::Socket& socket, std::string_view auth) {
+  if (auth.empty() || auth.front() != '{' || auth.find("\"token\"") == std::string_view::npos) return;
+  std::string args = "[\"AUTHENTICATION\",";
+  args.append(auth);
+  args.push_back(']');
+  Request request{"AUTHENTICATION", args, {}, false};
+  auto reply = std::make_shared<SilentReply>();
+  on_authentication(*ctx.tyo, *endpoint_of(socket), request, *reply);
+}
+
+using Handler = void (*)(BusContext&, net::Socket&, const net::Message&);
+std::function<void(net::Socket&, const net::Message&)> handler(const std::shared_ptr<BusContext>& ctx, Handler h) {
+  return [ctx, h](net::Socket& socket, const net::Message& msg) { h(*ctx, socket, msg); };
+}
+
+}  // namespace
+
+BusOptions bus_options(const nlohmann::json& document) {
+  BusOptions o;
+  if (document.is_object() && document.contains("bus")) {
+    const nlohmann::json& b = document.at("bus");
+    if (!b.is_object()) throw std::runtime_error("bus must be an object");
+    for (const auto& [key, value] : b.items()) {
+      if (key == "enabled") {
+        if (!value.is_boolean()) throw std::runtime_error("bus.enabled must be a boolean");
+        o.enabled = value.get<bool>();
+      } else if (key == "control_token") {
+        if (!value.is_string()) throw std::runtime_error("bus.control_token must be a string");
+        o.control_token = value.get<std::string>();
+      } else {
+        throw std::runtime_error("bus." + key + " is not a setting");
+      }
+    }
+  }
+  if (const char* env = std::getenv("SIOMQ_CONTROL_TOKEN"); env && *env) o.control_token = env;
+  return o;
+}
+
+void register_bus(net::SioServer& sio, std::shared_ptr<Context> tyo, BusOptions options) {
+  auto ctx = std::make_shared<BusContext>();
+  ctx->tyo = std::move(tyo);
+  ctx->options = std::move(options);
+  if (!ctx->options.enabled) return;
+  sio.add_handler("/", "pub", handler(ctx, on_pub));
+  sio.add_handler("/", "sub", handler(ctx, on_sub));
+  sio.add_handler("/", "unsub", handler(ctx, on_unsub));
+  sio.add_handler("/", "request", handler(ctx, on_request));
+  sio.add_connect_hook("/", [ctx](net::Socket& socket, std::string_view auth) {
+    bus_stats().connections.fetch_add(1, std::memory_order_relaxed);
+    bus_stats().total_connections.fetch_add(1, std::memory_order_relaxed);
+    authenticate_on_connect(*ctx, socket, auth);
+  });
+  sio.add_disconnect_hook("/", [ctx](net::Socket& socket, std::string_view) {
+    bus_stats().connections.fetch_sub(1, std::memory_order_relaxed);
+    on_bus_disconnect(*ctx, socket);
+  });
+
+  net::Namespace control;
+  control.name = "/control";
+  control.on_connect = [ctx](net::Socket& socket, std::string_view auth) { return on_control_connect(*ctx, socket, auth); };
+  control.handlers["stats"] = handler(ctx, on_stats);
+  sio.add_namespace(std::move(control));
+}
+
+}  // namespace siomq::surfaces::bus
