@@ -14,32 +14,12 @@ int64_t retry_delay_ms(const DeliveryPolicy& policy, int attempt) {
 }
 
 void DurableQueues::State::schedule(Entry& e, int64_t after_ms) {
-  cancel_due(e);
-  e.due = SteadyClock::now() + std::chrono::milliseconds(after_ms);
-  deadlines.emplace(*e.due, &e);
-  if (!armed || *e.due < *armed) arm(*e.due);
+  due.schedule_after(&e, std::chrono::milliseconds(after_ms));
 }
 
-void DurableQueues::State::arm(SteadyClock::time_point at) {
-  armed = at;
-  timer.expires_at(at);
-  timer.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
-    armed.reset();
-    fire_due();
-  });
-}
-
-void DurableQueues::State::fire_due() {
-  auto now = SteadyClock::now();
-  while (!deadlines.empty() && deadlines.begin()->first <= now) {
-    Entry& e = *deadlines.begin()->second;
-    deadlines.erase(deadlines.begin());
-    e.due.reset();
-    if (e.phase == Phase::in_flight) on_ack_timeout(e);
-    else if (e.phase == Phase::backoff) on_retry(e);
-  }
-  if (!deadlines.empty()) arm(deadlines.begin()->first);
+void DurableQueues::State::on_due(Entry& e) {
+  if (e.phase == Phase::in_flight) on_ack_timeout(e);
+  else if (e.phase == Phase::backoff) on_retry(e);
 }
 
 void DurableQueues::State::deliver(Entry& e, const EndpointPtr& to, int attempt) {

@@ -70,7 +70,6 @@ void DurableQueues::stop() {
   State& s = *state_;
   if (!s.thread.joinable()) return;
   s.post([&s] {
-    s.timer.cancel();
     s.expiry_timer.cancel();
     s.work.reset();
     s.io.stop();

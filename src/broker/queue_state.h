@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/deadlines.h"
 #include "broker/durable_queues.h"
 #include "store/store.h"
 #include "wire/clock.h"
@@ -89,7 +90,6 @@ struct DurableQueues::State {
     uint64_t receipt = 0;  // without ACK: sent, deleted once the transport receipt with this token comes
     size_t charge = 0;     // what it counts against the byte caps (see charge_of)
     std::string socket;  // where the current attempt went
-    std::optional<SteadyClock::time_point> due;  // the pending ACK deadline or retry, in `deadlines`
   };
   struct Queue {
     std::string realm, key, consumer_id, consumer;
@@ -178,7 +178,7 @@ struct DurableQueues::State {
 
   State(Broker& b, store::Writer& w, QueueOptions o)
       : broker(b), writer(w), options(o), io_owner(std::make_shared<boost::asio::io_context>()), io(*io_owner),
-        timer(io), expiry_timer(io) {}
+        due(io, [this](Entry* e) { on_due(*e); }), expiry_timer(io) {}
 
   Broker& broker;
   store::Writer& writer;
@@ -187,7 +187,8 @@ struct DurableQueues::State {
   // realm, destroyed at shutdown after the queues): they hold the io_context weakly and post nothing then.
   std::shared_ptr<boost::asio::io_context> io_owner;
   boost::asio::io_context& io;
-  boost::asio::steady_timer timer;
+  // The pending ACK deadline ("ACK timeout" in flight) or retry (in backoff) of each entry that has one.
+  Deadlines<Entry*> due;
   boost::asio::steady_timer expiry_timer;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
   std::thread thread;
@@ -202,8 +203,8 @@ struct DurableQueues::State {
   std::unordered_map<std::string, size_t> realm_bytes;  // the charges of a realm's rows and payloads
   std::unordered_map<const std::string*, PayloadUse> payloads;  // payload buffers held by rows
   size_t total_bytes = 0;
-  // Both sets hold only live entries (a removed entry leaves them at once), so memory follows what is
-  // stored, not what went through. An entry's deadline means "ACK timeout" in flight, "retry" in backoff.
+  // Expiries and `due` hold only live entries (a removed entry leaves them at once), so memory follows
+  // what is stored, not what went through.
   struct ByTime {
     template <class T>
     bool operator()(const std::pair<T, Entry*>& a, const std::pair<T, Entry*>& b) const {
@@ -211,8 +212,6 @@ struct DurableQueues::State {
       return std::less<Entry*>{}(a.second, b.second);
     }
   };
-  std::set<std::pair<SteadyClock::time_point, Entry*>, ByTime> deadlines;
-  std::optional<SteadyClock::time_point> armed;
   std::set<std::pair<int64_t, Entry*>, ByTime> expiries;  // (expires_ms, entry)
   std::map<uint64_t, store::DeadRow> dead;  // by seq: oldest first
   std::unordered_map<std::string, uint64_t> dead_by_id;
@@ -254,13 +253,8 @@ struct DurableQueues::State {
 
   // ack_deadlines.cc: the timers of ACK deadlines and retries, the ACK, TTL expiry.
   void schedule(Entry& e, int64_t after_ms);
-  void cancel_due(Entry& e) {
-    if (!e.due) return;
-    deadlines.erase({*e.due, &e});
-    e.due.reset();
-  }
-  void arm(SteadyClock::time_point at);
-  void fire_due();
+  void cancel_due(Entry& e) { due.cancel(&e); }
+  void on_due(Entry& e);
   // Sends attempt `attempt` of an entry of an ACK-mode queue and starts its ACK timer.
   void deliver(Entry& e, const EndpointPtr& to, int attempt);
   void on_ack_timeout(Entry& e);
