@@ -443,4 +443,16 @@ RealmRegistry::Counts RealmRegistry::counts() const {
   return out;
 }
 
+void RealmRegistry::set_stream_subjects(const std::vector<std::string>& patterns) {
+  stream_subjects_ = SubjectIndex(kNatsSyntax);
+  for (size_t i = 0; i < patterns.size(); ++i) stream_subjects_.insert(patterns[i], i + 1);
+}
+
+bool RealmRegistry::stream_bound(std::string_view subject) const {
+  if (stream_subjects_.empty()) return false;
+  std::vector<SubjectIndex::Id> ids;
+  stream_subjects_.match(subject, ids);
+  return !ids.empty();
+}
+
 }  // namespace siomq::broker

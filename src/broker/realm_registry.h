@@ -121,13 +121,18 @@ class RealmRegistry {
   Counts counts() const;
 
   // Nothing bound, nothing subscribed: the realm can be forgotten (Broker::reclaim_empty_realms).
-  bool empty() const { return producers_.empty() && consumers_.empty() && subscriptions_.empty() && bus_.empty(); }
+  bool empty() const { return producers_.empty() && consumers_.empty() && subscriptions_.empty() && bus_.empty() &&
+                                stream_subjects_.empty(); }
   size_t producer_count() const { return producers_.size(); }
   size_t consumer_count() const { return consumers_.size(); }
   // O(1): SUBSCRIBE checks it against the cap. The bus's core subscriptions count too (one cap for both).
   size_t subscription_count() const { return subscription_count_ + bus_.size(); }
   // The bus's core subscriptions in this realm (bus.md §4).
   Sublist& bus() { return bus_; }
+  // The subject patterns the realm's streams bind (set by broker::Streams), and whether one binds
+  // `subject`: a core `pub` there is captured by the stream (bus.md §8.8).
+  void set_stream_subjects(const std::vector<std::string>& patterns);
+  bool stream_bound(std::string_view subject) const;
   // Round-robin counters kept (one per group name routed to, trimmed as groups go away).
   size_t group_counter_count() const { return group_counters_.size(); }
 
@@ -180,6 +185,7 @@ class RealmRegistry {
   std::map<std::string, KeySubscriptions, std::less<>> subscriptions_;
   SubjectIndex topics_{kMqttSyntax};
   Sublist bus_;
+  SubjectIndex stream_subjects_{kNatsSyntax};
   std::unordered_map<uint64_t, std::pair<std::string, std::string>> topic_subs_;  // index id -> (key, consumer)
   std::unordered_map<std::string, uint64_t> group_counters_;
   size_t trim_counters_at_ = 1024;  // group_counters_ is trimmed to its live groups past this size

@@ -57,11 +57,11 @@ void Sublist::deliver(Id id, Sub& sub, const BusMessagePtr& message, std::vector
   if (last) finished.push_back(id);
 }
 
-size_t Sublist::publish(const BusMessagePtr& message) {
+size_t Sublist::publish(const BusMessagePtr& message, std::string_view subject) {
   // The scratch vector may be in use by an outer call when a sink publishes in turn: take it.
   std::vector<Id> matched = std::move(scratch_);
   matched.clear();
-  index_.match(message->subject, matched);
+  index_.match(subject, matched);
   std::vector<Id> finished;
   size_t copies = 0;
   for (Id id : matched) {

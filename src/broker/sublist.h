@@ -33,7 +33,9 @@ class Sublist {
 
   // Delivers `message` to every matching subscription — one member of each matching queue group —
   // and returns how many copies went.
-  size_t publish(const BusMessagePtr& message);
+  size_t publish(const BusMessagePtr& message) { return publish(message, message->subject); }
+  // The same, routed by `subject` rather than the message's own (a push consumer's deliver subject).
+  size_t publish(const BusMessagePtr& message, std::string_view subject);
   // Whether a publish to `subject` would reach anyone (request's "no responders", §4).
   bool has_interest(std::string_view subject) const;
 

@@ -12,6 +12,7 @@
 #include "broker/broker.h"
 #include "broker/durable_queues.h"
 #include "broker/key_directory.h"
+#include "broker/streams.h"
 #include "net/engine_server.h"
 #include "net/inbound_budget.h"
 #include "net/listener.h"
@@ -26,6 +27,7 @@
 #include "surfaces/http/metrics.h"
 #include "surfaces/http/http_publish.h"
 #include "surfaces/http/sse_history.h"
+#include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 
@@ -109,8 +111,18 @@ void Server::start_queues() {
   sse_history_ = std::make_unique<surfaces::http::SseHistory>(
       *writer_, surfaces::http::http_publish_options(settings_.document ? *settings_.document : no_document).history);
   if (auto past = sse_history_->load(contents.stream_messages); !past.empty()) writer_->submit(std::move(past), nullptr);
+  surfaces::bus::BusLimits bus_limits;
+  (void)surfaces::bus::bus_options(settings_.document ? *settings_.document : no_document, &bus_limits);
+  broker::StreamsOptions stream_options;
+  stream_options.max_streams_per_realm = bus_limits.max_streams_per_realm;
+  stream_options.max_consumers_per_realm = bus_limits.max_consumers_per_realm;
+  stream_options.max_bytes_per_realm = bus_limits.max_stream_bytes_per_realm;
+  stream_options.max_bytes_total = bus_limits.max_stream_bytes_total;
+  streams_ = std::make_unique<broker::Streams>(*broker_, *writer_, stream_options);
+  if (auto unusable = streams_->load(contents); !unusable.empty()) writer_->submit(std::move(unusable), nullptr);
   surfaces::restore_subscriptions(*broker_, queues_->load(std::move(contents), surfaces::read_subscription));
   queues_->start();
+  streams_->start();
 }
 
 void Server::register_surfaces() {
@@ -123,7 +135,12 @@ void Server::register_surfaces() {
   bus.server_id = net::random_id();
   bus.version = SIOMQ_VERSION;
   bus.slow_consumers = [this] { return engine_ ? engine_->slow_consumers() : 0; };
-  surfaces::bus::register_bus(*sio_, tyo_mq_.context, std::move(bus));
+  surfaces::bus::register_bus(*sio_, tyo_mq_.context, *streams_, std::move(bus));
+  // A removed realm's streams go with it (after what the other parts do).
+  tyo_mq_.context->on_realm_removed = [this, before = std::move(tyo_mq_.context->on_realm_removed)](const std::string& realm) {
+    if (before) before(realm);
+    streams_->purge_realm(realm, nullptr);
+  };
   if (settings_.diagnostics) surfaces::register_diagnostics(*sio_);
 }
 
@@ -190,7 +207,9 @@ void Server::move_store(surfaces::StoreTarget target, std::function<void(const S
     // until the writer has switched.
     auto directory = [this](std::vector<store::Op> ops, const std::function<void(std::vector<store::Op>)>& commit) {
       keys_->move_along(std::move(ops), [this, &commit](std::vector<store::Op> all) {
-        sse_history_->move_along(std::move(all), commit);
+        sse_history_->move_along(std::move(all), [this, &commit](std::vector<store::Op> with_history) {
+          streams_->move_along(std::move(with_history), commit);
+        });
       });
     };
     queues_->move_store(*next_backend_, [this, done](const Status& s) {
@@ -279,6 +298,7 @@ void Server::stop() {
   pool_->stop();
   // Whatever was submitted to the store is written before the process ends.
   queues_->stop();
+  streams_->stop();
   writer_->stop();
   spdlog::info("stopped");
 }

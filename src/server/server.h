@@ -56,6 +56,7 @@ namespace siomq::broker {
 class Broker;
 class DurableQueues;
 class KeyDirectory;
+class Streams;
 }  // namespace siomq::broker
 namespace siomq::surfaces::http {
 class SseHistory;
@@ -120,6 +121,8 @@ class Server {
   // they still exist).
   std::unique_ptr<broker::KeyDirectory> keys_;
   std::unique_ptr<surfaces::http::SseHistory> sse_history_;
+  // The bus's streams (their callbacks from the writer need them, like the two above).
+  std::unique_ptr<broker::Streams> streams_;
   std::unique_ptr<store::Writer> writer_;
   unsigned threads_ = 0;
   std::unique_ptr<net::WorkerPool> pool_;

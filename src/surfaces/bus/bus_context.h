@@ -11,21 +11,17 @@
 #include <optional>
 #include <string>
 
+#include "broker/streams.h"
 #include "surfaces/bus/surface.h"
 #include "surfaces/tyo_mq/context.h"
 
 namespace siomq::surfaces::bus {
 
-// A realm's streams in numbers, for `stats`.
-struct StreamCounts {
-  uint64_t streams = 0, consumers = 0, messages = 0, bytes = 0;
-};
-
 struct BusContext : std::enable_shared_from_this<BusContext> {
   std::shared_ptr<Context> tyo;
   BusOptions options;
-  // Set by the streams' surface; empty while there are none.
-  std::function<StreamCounts(const std::string& realm)> stream_counts;
+  // The streams engine (owned by the server; outlives the handlers' use of it); null: none.
+  broker::Streams* streams = nullptr;
 };
 
 // What a request wants to do, for the role check (docs/protocol-notes.md, "bus roles").

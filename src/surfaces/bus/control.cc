@@ -98,7 +98,7 @@ void on_stats(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
   f += ",\"in_msgs\":" + n(s.in_msgs) + ",\"out_msgs\":" + n(s.out_msgs) + ",\"in_bytes\":" + n(s.in_bytes) +
        ",\"out_bytes\":" + n(s.out_bytes);
   f += ",\"slow_consumers\":" + std::to_string(ctx.options.slow_consumers ? ctx.options.slow_consumers() : 0);
-  StreamCounts streams = ctx.stream_counts ? ctx.stream_counts(realm) : StreamCounts{};
+  broker::RealmStreamCounts streams = ctx.streams ? ctx.streams->counts(realm) : broker::RealmStreamCounts{};
   f += ",\"streams\":" + std::to_string(streams.streams) + ",\"consumers\":" + std::to_string(streams.consumers) +
        ",\"stream_msgs\":" + std::to_string(streams.messages) + ",\"stream_bytes\":" + std::to_string(streams.bytes);
   f += ",\"rss_bytes\":" + std::to_string(rss_bytes()) + "}";

@@ -81,7 +81,14 @@ std::optional<std::string> admit(BusContext& ctx, Session& session, Need need, s
 
 size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message) {
   bus_stats().count_in(message->data.size());
-  return ctx.tyo->broker.with_realm(realm, [&](broker::RealmRegistry& r) { return r.bus().publish(message); });
+  bool bound = false;
+  size_t copies = ctx.tyo->broker.with_realm(realm, [&](broker::RealmRegistry& r) {
+    bound = r.stream_bound(message->subject);
+    return r.bus().publish(message);
+  });
+  // A stream binding the subject stores it too (§8.8); the core subscribers have their copies already.
+  if (bound && ctx.streams) ctx.streams->capture(realm, message);
+  return copies;
 }
 
 void on_pub(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
@@ -131,6 +138,7 @@ void on_sub(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
     return answer.error(429, "too many subscriptions in this realm (limits.max_subscriptions_per_realm)");
   }
   state->subs.emplace(sid, BusSocket::Sub{*realm, id});
+  if (ctx.streams) ctx.streams->interest_changed(*realm);  // a push consumer may have been waiting for it
   std::string fields = "\"sid\":";
   sio::append_json_string(fields, sid);
   answer.ok(fields);

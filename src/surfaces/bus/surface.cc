@@ -10,6 +10,7 @@
 #include "surfaces/bus/bus_stats.h"
 #include "surfaces/bus/control.h"
 #include "surfaces/bus/core.h"
+#include "surfaces/bus/streams_handlers.h"
 #include "surfaces/tyo_mq/auth.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
 
@@ -45,7 +46,13 @@ std::function<void(net::Socket&, const net::Message&)> handler(const std::shared
 
 }  // namespace
 
-BusOptions bus_options(const nlohmann::json& document) {
+BusOptions bus_options(const nlohmann::json& document, BusLimits* limits) {
+  BusLimits ignored;
+  BusLimits& l = limits ? *limits : ignored;
+  auto count = [](const std::string& key, const nlohmann::json& v) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) throw std::runtime_error("bus." + key + " must be a positive integer");
+    return v.get<uint64_t>();
+  };
   BusOptions o;
   if (document.is_object() && document.contains("bus")) {
     const nlohmann::json& b = document.at("bus");
@@ -57,6 +64,14 @@ BusOptions bus_options(const nlohmann::json& document) {
       } else if (key == "control_token") {
         if (!value.is_string()) throw std::runtime_error("bus.control_token must be a string");
         o.control_token = value.get<std::string>();
+      } else if (key == "max_streams_per_realm") {
+        l.max_streams_per_realm = count(key, value);
+      } else if (key == "max_consumers_per_realm") {
+        l.max_consumers_per_realm = count(key, value);
+      } else if (key == "max_stream_bytes_per_realm") {
+        l.max_stream_bytes_per_realm = count(key, value);
+      } else if (key == "max_stream_bytes_total") {
+        l.max_stream_bytes_total = count(key, value);
       } else {
         throw std::runtime_error("bus." + key + " is not a setting");
       }
@@ -66,15 +81,22 @@ BusOptions bus_options(const nlohmann::json& document) {
   return o;
 }
 
-void register_bus(net::SioServer& sio, std::shared_ptr<Context> tyo, BusOptions options) {
+void register_bus(net::SioServer& sio, std::shared_ptr<Context> tyo, broker::Streams& streams, BusOptions options) {
   auto ctx = std::make_shared<BusContext>();
   ctx->tyo = std::move(tyo);
+  ctx->streams = &streams;
   ctx->options = std::move(options);
   if (!ctx->options.enabled) return;
   sio.add_handler("/", "pub", handler(ctx, on_pub));
   sio.add_handler("/", "sub", handler(ctx, on_sub));
   sio.add_handler("/", "unsub", handler(ctx, on_unsub));
   sio.add_handler("/", "request", handler(ctx, on_request));
+  sio.add_handler("/", "stream.pub", handler(ctx, on_stream_pub));
+  sio.add_handler("/", "consumer.pull", handler(ctx, on_consumer_pull));
+  sio.add_handler("/", "consumer.ack", handler(ctx, on_consumer_ack));
+  sio.add_handler("/", "consumer.nak", handler(ctx, on_consumer_nak));
+  sio.add_handler("/", "consumer.term", handler(ctx, on_consumer_term));
+  sio.add_handler("/", "consumer.progress", handler(ctx, on_consumer_progress));
   sio.add_connect_hook("/", [ctx](net::Socket& socket, std::string_view auth) {
     bus_stats().connections.fetch_add(1, std::memory_order_relaxed);
     bus_stats().total_connections.fetch_add(1, std::memory_order_relaxed);
@@ -89,6 +111,16 @@ void register_bus(net::SioServer& sio, std::shared_ptr<Context> tyo, BusOptions 
   control.name = "/control";
   control.on_connect = [ctx](net::Socket& socket, std::string_view auth) { return on_control_connect(*ctx, socket, auth); };
   control.handlers["stats"] = handler(ctx, on_stats);
+  control.handlers["stream.create"] = handler(ctx, on_stream_create);
+  control.handlers["stream.update"] = handler(ctx, on_stream_update);
+  control.handlers["stream.delete"] = handler(ctx, on_stream_delete);
+  control.handlers["stream.purge"] = handler(ctx, on_stream_purge);
+  control.handlers["stream.info"] = handler(ctx, on_stream_info);
+  control.handlers["stream.list"] = handler(ctx, on_stream_list);
+  control.handlers["stream.get"] = handler(ctx, on_stream_get);
+  control.handlers["consumer.add"] = handler(ctx, on_consumer_add);
+  control.handlers["consumer.delete"] = handler(ctx, on_consumer_delete);
+  control.handlers["consumer.info"] = handler(ctx, on_consumer_info);
   sio.add_namespace(std::move(control));
 }
 

@@ -162,7 +162,10 @@ HttpPublishRoute make_http_publish(const std::shared_ptr<Context>& ctx, HttpPubl
     };
   }
   // Whether or not it is enabled now: the history may hold windows from when it was.
-  ctx->on_realm_removed = [&history](const std::string& realm) { history.purge_realm(realm); };
+  ctx->on_realm_removed = [&history, before = std::move(ctx->on_realm_removed)](const std::string& realm) {
+    if (before) before(realm);
+    history.purge_realm(realm);
+  };
   HttpPublishRoute route;
   route.handle = [state](const std::shared_ptr<net::HttpConnection>& conn, net::HttpRequest& req) {
     std::string_view f = family(std::string_view(req.target().data(), req.target().size()));
