@@ -59,6 +59,7 @@ class Session {
   std::optional<auth::Grant> grant;
   std::optional<std::string> pending_realm;
   bool authenticating = false;  // an external validator is being asked
+  bool from_bus = false;        // a PRODUCE the bus bridged in (surfaces/bus/tyo_bridge.h): not bridged back
   const std::string& realm() const;
 
   // Limits (§11.1): the rate buckets, the names and subscriptions this session made, the last RATE_LIMITED.

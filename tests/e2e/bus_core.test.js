@@ -332,3 +332,47 @@ test('bus.enabled false: no bus events, no /control', async (t) => {
   await delay(200);
   assert.equal(answered, false, 'an unknown event is ignored');
 });
+
+test('tyo bridge: PRODUCE reaches tyo.<P>.<E> and a stream; a bus pub reaches CONSUME-; off in other realms', async (t) => {
+  const server = await startServer(t, { settings: { bus: { tyo_bridge_realms: ['default'] } } });
+  const bus = await connect(server, t);
+  const got = inbox(bus);
+  await ok(bus, 'sub', { subject: 'tyo.>' });
+  const ctl = await control(server, t);
+  await ok(ctl, 'stream.create', { name: 'TYO', subjects: ['tyo.>'] });
+  // tyo-mq producer and consumer on "/"
+  const producer = await connect(server, t);
+  producer.emit('PRODUCER', { name: 'shop.eu' });
+  producer.emit('PRODUCE', { event: 'order placed', message: { id: 7 }, from: 'shop.eu' });
+  await waitFor(() => got.length === 1);
+  assert.equal(got[0].subject, 'tyo.shop%2Eeu.order%20placed', 'tokens escaped');
+  assert.deepEqual(JSON.parse(got[0].data.toString()), { id: 7 });
+  assert.deepEqual(got[0].header, { 'Tyo-From': 'shop.eu', 'Tyo-Event': 'order placed' });
+  await waitFor(async () => (await call(ctl, 'stream.info', { name: 'TYO' })).state.messages === 1);
+
+  const consumer = await connect(server, t);
+  const consumed = [];
+  consumer.emit('CONSUMER', { name: 'c1' });
+  consumer.emit('SUBSCRIBE', { event: 'order placed', producer: 'shop.eu', consumer: 'c1' });
+  await delay(100);
+  consumer.onAny((event, payload) => { if (event.startsWith('CONSUME-')) consumed.push(payload); });
+  await ok(bus, 'pub', { subject: 'tyo.shop%2Eeu.order%20placed', data: JSON.stringify({ id: 8 }) });
+  await ok(bus, 'pub', { subject: 'tyo.shop%2Eeu.order%20placed', data: 'plain text' });
+  await waitFor(() => consumed.length === 2);
+  assert.deepEqual(consumed[0].message, { id: 8 });
+  assert.equal(consumed[0].from, 'shop.eu');
+  assert.equal(consumed[1].message, 'plain text');
+  await delay(100);
+  assert.equal(got.length, 3, 'the bus pubs reached bus subscribers once each; nothing was bridged back');
+});
+
+test('tyo bridge: off by default', async (t) => {
+  const server = await startServer(t);
+  const bus = await connect(server, t);
+  const got = inbox(bus);
+  await ok(bus, 'sub', { subject: 'tyo.>' });
+  const producer = await connect(server, t);
+  producer.emit('PRODUCE', { event: 'e', message: 1, from: 'p' });
+  await delay(200);
+  assert.equal(got.length, 0);
+});

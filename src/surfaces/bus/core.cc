@@ -8,6 +8,7 @@
 #include "surfaces/bus/bus_socket.h"
 #include "surfaces/bus/bus_stats.h"
 #include "surfaces/bus/core_requests.h"
+#include "surfaces/bus/tyo_bridge.h"
 #include "surfaces/http/metrics.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
 #include "wire/bus_subject.h"
@@ -79,7 +80,7 @@ std::optional<std::string> admit(BusContext& ctx, Session& session, Need need, s
   return realm;
 }
 
-size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message) {
+size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message, bool from_tyo) {
   bus_stats().count_in(message->data.size());
   bool bound = false;
   size_t copies = ctx.tyo->broker.with_realm(realm, [&](broker::RealmRegistry& r) {
@@ -88,6 +89,8 @@ size_t publish_core(BusContext& ctx, const std::string& realm, const broker::Bus
   });
   // A stream binding the subject stores it too (§8.8); the core subscribers have their copies already.
   if (bound && ctx.streams) ctx.streams->capture(realm, message);
+  if (!from_tyo && !ctx.options.tyo_bridge_realms.empty() && message->subject.starts_with(kTyoPrefix))
+    bridge_to_tyo(ctx, realm, *message);
   return copies;
 }
 

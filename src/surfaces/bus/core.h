@@ -16,7 +16,8 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg);
 // The socket is gone: its subscriptions leave their realms and its requests stop waiting.
 void on_bus_disconnect(BusContext& ctx, net::Socket& socket);
 
-// Routes a published message in `realm` to the core subscribers (one per queue group); returns the copies.
-size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message);
+// Routes a published message in `realm` to the core subscribers (one per queue group), a stream binding
+// the subject, and (unless it came from there) the tyo bridge; returns the core copies.
+size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message, bool from_tyo = false);
 
 }  // namespace siomq::surfaces::bus

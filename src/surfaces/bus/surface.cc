@@ -11,6 +11,7 @@
 #include "surfaces/bus/control.h"
 #include "surfaces/bus/core.h"
 #include "surfaces/bus/streams_handlers.h"
+#include "surfaces/bus/tyo_bridge.h"
 #include "surfaces/tyo_mq/auth.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
 
@@ -64,6 +65,12 @@ BusOptions bus_options(const nlohmann::json& document, BusLimits* limits) {
       } else if (key == "control_token") {
         if (!value.is_string()) throw std::runtime_error("bus.control_token must be a string");
         o.control_token = value.get<std::string>();
+      } else if (key == "tyo_bridge_realms") {
+        if (!value.is_array()) throw std::runtime_error("bus.tyo_bridge_realms must be an array of realm names");
+        for (const auto& r : value) {
+          if (!r.is_string() || r.get<std::string>().empty()) throw std::runtime_error("bus.tyo_bridge_realms must be an array of realm names");
+          o.tyo_bridge_realms.push_back(r.get<std::string>());
+        }
       } else if (key == "max_streams_per_realm") {
         l.max_streams_per_realm = count(key, value);
       } else if (key == "max_consumers_per_realm") {
@@ -106,6 +113,8 @@ void register_bus(net::SioServer& sio, std::shared_ptr<Context> tyo, broker::Str
     bus_stats().connections.fetch_sub(1, std::memory_order_relaxed);
     on_bus_disconnect(*ctx, socket);
   });
+
+  install_tyo_bridge(ctx);
 
   net::Namespace control;
   control.name = "/control";

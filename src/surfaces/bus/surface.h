@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -27,6 +28,8 @@ struct BusOptions {
   bool enabled = true;
   // The control plane's own token (§8.1: settings `bus.control_token`, env SIOMQ_CONTROL_TOKEN); empty: none.
   std::string control_token;
+  // Realms whose tyo-mq PRODUCEs and bus tyo.<P>.<E> subjects meet (surfaces/bus/tyo_bridge.h); none by default.
+  std::vector<std::string> tyo_bridge_realms;
   // For `stats` (§5 StatsSnapshot): this server's id and version, and its slow consumers so far.
   std::string server_id;
   std::string version;

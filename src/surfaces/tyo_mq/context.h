@@ -66,6 +66,10 @@ struct Context : std::enable_shared_from_this<Context> {
   std::function<bool(const std::string& realm, std::string_view event, std::string_view id, std::string_view payload,
                      std::function<void(const Status&)> done)>
       on_guaranteed;
+  // The bus's tyo bridge (surfaces/bus/tyo_bridge.h): told of every routed, non-broadcast PRODUCE with
+  // its raw `message` JSON, on the producer's worker. Set before the server serves; may be empty.
+  std::function<void(const std::string& realm, std::string_view event, std::string_view from, std::string_view message)>
+      to_bus;
   // Told of a realm removed (remove_realm, an expired ephemeral realm), after its sockets are closed:
   // HTTP publish drops its SSE history. Set before the server serves; may be empty.
   std::function<void(const std::string& realm)> on_realm_removed;

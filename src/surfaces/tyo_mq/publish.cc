@@ -155,6 +155,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   session.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
+  if (ctx.to_bus && !session.from_bus) ctx.to_bus(realm, p->event, p->from, p->message);
   // One delivery per subscription key, its encoding shared by every consumer under it (a message has few keys).
   std::vector<broker::Delivery> live;
   // Live copies per (realm, key), for the metrics: counted once per key, not once per consumer.
