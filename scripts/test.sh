@@ -121,18 +121,19 @@ run_step crash-redis one env SIOMQ_SERVER="$root/build-test/src/siomq-server" no
 
 # 2. AddressSanitizer + UndefinedBehaviorSanitizer, with the fuzz targets.
 run_step build-asan one bash -c "$(declare -f configure); configure build-asan $(printf '%q ' "${sanitizer_flags[@]}") \
-  -DSIOMQ_SANITIZE=address,undefined -DSIOMQ_FUZZ=ON && cmake --build build-asan"
+  -DSIOMQ_SANITIZE=address,undefined -DSIOMQ_FUZZ=ON -DSIOMQ_FUZZ_SECONDS=12 && cmake --build build-asan"
 run_step unit-asan ctest ctest --test-dir build-asan --output-on-failure -LE fuzz
 run_step e2e-asan node env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 bash tests/e2e/run.sh
 run_step crash-asan one env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 \
   node tests/crash/crash_cycles.js 5 --storage file
-# Each fuzz target for SIOMQ_FUZZ_SECONDS (20) from the checked-in seeds, two at a time (one core each);
+# Each fuzz target for SIOMQ_FUZZ_SECONDS (12) from the checked-in seeds, two at a time (one core each);
 # see tests/fuzz/README.md.
 run_step fuzz ctest ctest --test-dir build-asan --output-on-failure -L fuzz -j2
 
-# 3. ThreadSanitizer: the tests where several worker threads share state.
+# 3. ThreadSanitizer: the tests where several worker threads share state (the server alone is built: none of
+# them runs the CLI).
 run_step build-tsan one bash -c "$(declare -f configure); configure build-tsan $(printf '%q ' "${sanitizer_flags[@]}") \
-  -DSIOMQ_SANITIZE=thread -DSIOMQ_TESTS=OFF && cmake --build build-tsan"
+  -DSIOMQ_SANITIZE=thread -DSIOMQ_TESTS=OFF && cmake --build build-tsan --target siomq-server"
 run_step e2e-tsan node env SIOMQ_SERVER="$root/build-tsan/src/siomq-server" SIOMQ_SANITIZED=1 \
   bash tests/e2e/run.sh --concurrency
 
