@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "siomq/client.h"
+#include "tools/bench/bus_load.h"
 #include "tools/bench/load.h"
 
 namespace {
@@ -74,9 +75,10 @@ int main(int argc, char** argv) {
 
   bench::LoadOptions load;
   auto* bench_cmd = app.add_subcommand("bench", "Load generator: run a tyo-mq scenario against a server and report rates and latency");
-  bench_cmd->add_option("scenario", load.scenario, "pubsub, fanout, topics, group, durable, latency, connections or chunked")
+  bench_cmd->add_option("scenario", load.scenario, "pubsub, fanout, topics, group, durable, latency, connections, chunked; the bus: bus-pubsub, bus-request, bus-stream, bus-pull")
       ->capture_default_str()
-      ->check(CLI::IsMember({"pubsub", "fanout", "topics", "group", "durable", "latency", "connections", "chunked"}));
+      ->check(CLI::IsMember({"pubsub", "fanout", "topics", "group", "durable", "latency", "connections", "chunked",
+                             "bus-pubsub", "bus-request", "bus-stream", "bus-pull"}));
   bench_cmd->add_option("--url", load.url, "Server URL")->capture_default_str();
   bench_cmd->add_option("--ca", load.ca_file, "https/wss URLs: CA certificate (PEM) to verify the server with");
   bench_cmd->add_option("--eio", load.eio, "Engine.IO version: 4, or 3 for Socket.IO v2 servers")->capture_default_str()->check(CLI::IsMember({3, 4}));
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
   if (*ping_cmd) return ping(url, count, payload, eio, ca_file);
   if (*bench_cmd) {
     load.progress = !quiet;
-    return bench::run_load(load);
+    return bench::is_bus_scenario(load.scenario) ? bench::run_bus_load(load) : bench::run_load(load);
   }
   return 0;
 }
