@@ -123,9 +123,11 @@ void State::push(ConsumerRt& c) {
   });
   flush(c, [this, realm, subject = c.config.deliver_subject, msgs = std::move(msgs)](const Status& status) {
     if (!status) return;  // not sent: the ack waits run out and they go again
+    std::vector<std::vector<Sublist::Copy>> copies(msgs.size());
     broker.with_realm(realm, [&](RealmRegistry& r) {
-      for (const auto& m : msgs) r.bus().publish(m, subject);
+      for (size_t i = 0; i < msgs.size(); ++i) r.bus().route(subject, copies[i]);
     });
+    for (size_t i = 0; i < msgs.size(); ++i) deliver(copies[i], msgs[i]);
   });
 }
 
@@ -206,7 +208,9 @@ void State::dead_letter(ConsumerRt& c, uint64_t seq, const std::string& reason, 
     sio::append_json_string(m->data, c.config.name);
     m->data += ",\"stream_seq\":" + std::to_string(seq) + ",\"deliveries\":" + std::to_string(deliveries) + "}";
     m->timestamp_ms = unix_ms();
-    broker.with_realm(st.realm, [&](RealmRegistry& r) { r.bus().publish(m); });
+    std::vector<Sublist::Copy> copies;
+    broker.with_realm(st.realm, [&](RealmRegistry& r) { r.bus().route(m->subject, copies); });
+    deliver(copies, m);
   }
 }
 

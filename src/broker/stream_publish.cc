@@ -90,7 +90,11 @@ void State::store_into(StreamRt& stream, PublishRequest& req, Done<PublishAck> d
   }
   // Core subscribers of the subject get it too (§8.8), now: they were promised nothing. (A captured core
   // publish reached them already.)
-  if (!req.captured) broker.with_realm(realm, [&](RealmRegistry& reg) { reg.bus().publish(message); });
+  if (!req.captured) {
+    std::vector<Sublist::Copy> copies;
+    broker.with_realm(realm, [&](RealmRegistry& reg) { reg.bus().route(message->subject, copies); });
+    deliver(copies, message);
+  }
   recount(realm);
   arm_expiry(*st);
   PublishAck ack{name, seq, false};

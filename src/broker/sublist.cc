@@ -51,13 +51,17 @@ bool Sublist::set_max(Id id, uint64_t max) {
   return true;
 }
 
-void Sublist::deliver(Id id, Sub& sub, const BusMessagePtr& message, std::vector<Id>& finished) {
+void Sublist::take(Id id, Sub& sub, std::vector<Copy>& out, std::vector<Id>& finished) {
   bool last = sub.remaining && --*sub.remaining == 0;
-  sub.sink->deliver(message, sub.sid, last);
+  out.push_back(Copy{sub.sink, sub.sid, last});
   if (last) finished.push_back(id);
 }
 
-size_t Sublist::publish(const BusMessagePtr& message, std::string_view subject) {
+void deliver(const std::vector<Sublist::Copy>& copies, const BusMessagePtr& message) {
+  for (const auto& c : copies) c.sink->deliver(message, c.sid, c.last);
+}
+
+size_t Sublist::route(std::string_view subject, std::vector<Copy>& out) {
   // The scratch vector may be in use by an outer call when a sink publishes in turn: take it.
   std::vector<Id> matched = std::move(scratch_);
   matched.clear();
@@ -67,7 +71,7 @@ size_t Sublist::publish(const BusMessagePtr& message, std::string_view subject) 
   for (Id id : matched) {
     auto sit = subs_.find(id);
     if (sit != subs_.end()) {
-      deliver(id, sit->second, message, finished);
+      take(id, sit->second, out, finished);
       ++copies;
       continue;
     }
@@ -75,7 +79,7 @@ size_t Sublist::publish(const BusMessagePtr& message, std::string_view subject) 
     if (git == groups_.end() || git->second.members.empty()) continue;
     Group& g = git->second;
     Id member = g.members[g.next++ % g.members.size()];
-    deliver(member, subs_.at(member), message, finished);
+    take(member, subs_.at(member), out, finished);
     ++copies;
   }
   for (Id id : finished) remove(id);

@@ -2,8 +2,9 @@
 // pattern (`*`, `>`) on the one SubjectIndex, queue groups keyed by (pattern, queue) with exactly one
 // member per group getting each message (round-robin, so evenly), and `unsub` with `max`.
 //
-// Not thread-safe: it lives in the realm's RealmRegistry and is used under the realm's lock; match()
-// hands copies to the sinks under that lock (each sink only queues them for its own thread).
+// Not thread-safe: it lives in the realm's RealmRegistry and is used under the realm's lock. route() only
+// says who gets a copy; the caller delivers them after releasing the lock (deliver()), because a sink
+// may send at once and a send may close a slow consumer, whose end takes the realm's lock again.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +32,15 @@ class Sublist {
   // now. False when it is gone.
   bool set_max(Id id, uint64_t max);
 
-  // Delivers `message` to every matching subscription — one member of each matching queue group —
-  // and returns how many copies went.
-  size_t publish(const BusMessagePtr& message) { return publish(message, message->subject); }
-  // The same, routed by `subject` rather than the message's own (a push consumer's deliver subject).
-  size_t publish(const BusMessagePtr& message, std::string_view subject);
+  // One copy to deliver: to `sink`, for its subscription `sid`; `last`: its `max` is reached and it is gone.
+  struct Copy {
+    BusSinkPtr sink;
+    std::string sid;
+    bool last = false;
+  };
+  // Every matching subscription of `subject` — one member of each matching queue group — appended to
+  // `out`, counting `max` down (a finished subscription is removed now); returns how many.
+  size_t route(std::string_view subject, std::vector<Copy>& out);
   // Whether a publish to `subject` would reach anyone (request's "no responders", §4).
   bool has_interest(std::string_view subject) const;
 
@@ -54,7 +59,7 @@ class Sublist {
     uint64_t next = 0;        // round-robin cursor
     std::string key;          // in groups_by_key_
   };
-  void deliver(Id id, Sub& sub, const BusMessagePtr& message, std::vector<Id>& finished);
+  void take(Id id, Sub& sub, std::vector<Copy>& out, std::vector<Id>& finished);
 
   SubjectIndex index_{kNatsSyntax};  // a plain subscription's id, or a group's id
   std::unordered_map<Id, Sub> subs_;
@@ -63,5 +68,8 @@ class Sublist {
   Id next_id_ = 1;
   mutable std::vector<Id> scratch_;
 };
+
+// Hands each copy to its sink. Call it without holding the realm's lock.
+void deliver(const std::vector<Sublist::Copy>& copies, const BusMessagePtr& message);
 
 }  // namespace siomq::broker

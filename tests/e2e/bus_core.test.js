@@ -376,3 +376,25 @@ test('tyo bridge: off by default', async (t) => {
   await delay(200);
   assert.equal(got.length, 0);
 });
+
+// Regression (review of issue 15): a delivery sent under the realm's lock could close its own slow
+// consumer, whose end took that lock again — the worker deadlocked and the realm stayed locked.
+test('a slow consumer cut by its own publishes does not lock up its realm', async (t) => {
+  const { handmadeWebSocket, clientFrame } = require('./lib/clients');
+  const server = await startServer(t, { settings: { transport: { max_outbound_bytes: 2 * 1024 * 1024 } } });
+  const raw = await handmadeWebSocket(server.port);
+  t.after(() => raw.destroy());
+  raw.write(clientFrame('40'));
+  await delay(100);
+  raw.write(clientFrame('42["sub",{"subject":"self"}]'));
+  await delay(100);
+  const big = 'y'.repeat(500 * 1024);
+  for (let i = 0; i < 40; ++i) raw.write(clientFrame(`42["pub",{"subject":"self","data":"${big}"}]`));
+  await delay(500);
+  // The realm still routes, and the server still serves new clients.
+  const a = await connect(server, t);
+  const got = inbox(a);
+  await ok(a, 'sub', { subject: 'self' });
+  await ok(a, 'pub', { subject: 'self', data: 'alive' });
+  await waitFor(() => got.some((m) => m.data.toString() === 'alive'));
+});

@@ -83,10 +83,12 @@ std::optional<std::string> admit(BusContext& ctx, Session& session, Need need, s
 size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message, bool from_tyo) {
   bus_stats().count_in(message->data.size());
   bool bound = false;
+  std::vector<broker::Sublist::Copy> targets;
   size_t copies = ctx.tyo->broker.with_realm(realm, [&](broker::RealmRegistry& r) {
     bound = r.stream_bound(message->subject);
-    return r.bus().publish(message);
+    return r.bus().route(message->subject, targets);
   });
+  broker::deliver(targets, message);
   // A stream binding the subject stores it too (§8.8); the core subscribers have their copies already.
   if (bound && ctx.streams) ctx.streams->capture(realm, message);
   if (!from_tyo && !ctx.options.tyo_bridge_realms.empty() && message->subject.starts_with(kTyoPrefix))
@@ -186,14 +188,16 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
   bus_stats().count_in(message->data.size());
   // The inbox is subscribed before the request goes out, under the same lock, so that no reply can come
   // before it; with nobody to answer, the inbox goes again at once (503, §8.4).
+  std::vector<broker::Sublist::Copy> targets;
   bool responders = ctx.tyo->broker.with_realm(*realm, [&](broker::RealmRegistry& r) {
     if (!r.bus().has_interest(message->subject)) return false;
     waiter->inbox = r.bus().add(inbox, {}, waiter, "inbox");
     r.bus().set_max(waiter->inbox, 1);
-    r.bus().publish(message);
+    r.bus().route(message->subject, targets);
     return true;
   });
   if (!responders) return answer.error(503, "no responders");
+  broker::deliver(targets, message);
   if (waiter->answered) return;  // answered by a responder on this very thread, under the lock
   state->waiting.emplace(waiter->inbox, waiter);
   waiter->timer.expires_after(std::chrono::milliseconds(req->timeout_ms));
