@@ -33,7 +33,8 @@ Status Stream::admit(std::string_view subject, size_t size, size_t bytes) const 
 }
 
 void Stream::forget_ids(int64_t now_ms) {
-  while (!id_order_.empty() && (config_.dedup_window_ms <= 0 || id_order_.front().first + config_.dedup_window_ms <= now_ms)) {
+  while (!id_order_.empty() && (config_.dedup_window_ms <= 0 || id_order_.size() > kMaxDedupIds ||
+                                id_order_.front().first + config_.dedup_window_ms <= now_ms)) {
     auto it = ids_.find(id_order_.front().second);
     if (it != ids_.end() && it->second.second == id_order_.front().first) ids_.erase(it);
     id_order_.pop_front();
@@ -82,6 +83,7 @@ uint64_t Stream::skip(int64_t now_ms, std::string msg_id) {
   if (!msg_id.empty() && config_.dedup_window_ms > 0) {
     ids_[msg_id] = {seq, now_ms};
     id_order_.emplace_back(now_ms, std::move(msg_id));
+    forget_ids(now_ms);
   }
   if (messages_.empty()) state_.first_seq = seq + 1;
   return seq;

@@ -23,8 +23,13 @@
 
 namespace siomq::broker {
 
-// What a stored message costs against the byte limits besides its subject, header and data.
-inline constexpr size_t kStreamMessageOverhead = 64;
+// What a stored message costs against the byte limits besides its subject, header and data: what keeping
+// it takes in memory (the BusMessage and its strings, its map node, its entry in the subject index, and
+// the subject again as that index's key), measured roughly, so that the byte caps bound real memory.
+inline constexpr size_t kStreamMessageOverhead = 384;
+// Message ids a stream remembers for duplicate detection, at most; past it the oldest are forgotten
+// early (the window shrinks) rather than the memory growing.
+inline constexpr size_t kMaxDedupIds = 100000;
 
 struct StreamState {
   uint64_t messages = 0, bytes = 0, first_seq = 0, last_seq = 0;
@@ -104,7 +109,7 @@ class Stream {
 
 // A message's bytes as the limits count them.
 inline size_t stream_bytes(const BusMessage& m) {
-  return m.subject.size() + m.header.size() + m.data.size() + kStreamMessageOverhead;
+  return 2 * m.subject.size() + m.header.size() + m.data.size() + kStreamMessageOverhead;
 }
 
 }  // namespace siomq::broker

@@ -11,9 +11,10 @@ using json::Fields;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
 
-// A limit: absent, 0 or -1 are unlimited (-1); otherwise positive.
+// A limit: absent, 0 or -1 are unlimited (-1); otherwise positive, at most 2^53 (so that sums of
+// times, counts and bytes never overflow: a max_age_ms that large is a hundred thousand years).
 int64_t limit(Fields& f, std::string_view name) {
-  auto v = f.integer(name, -1, INT64_MAX);
+  auto v = f.integer(name, -1, int64_t{1} << 53);
   return !v || *v == 0 ? -1 : *v;
 }
 
@@ -89,7 +90,7 @@ Result<StreamConfig> parse_stream_config(std::string_view object) {
   c.name = std::move(*name);
   if (subjects && !subjects->empty()) {
     for (const std::string& s : *subjects) {
-      if (const char* why = siomq::bus::pattern_error(s)) return Error{400, "subjects: '" + s.substr(0, 64) + "' " + why};
+      if (const char* why = siomq::bus::pattern_error(s)) return Error{400, std::string("subjects: an entry ") + why};
     }
     c.subjects = std::move(*subjects);
   } else {

@@ -250,6 +250,7 @@ const TOKENS = [
   { token: 'a-prod', realm: 'ra', role: 'producer' },
   { token: 'a-cons', realm: 'ra', role: 'consumer' },
   { token: 'a-mgr', realm: 'ra', role: 'manager' },
+  { token: 'a-admin', realm: 'ra', role: 'admin' },
 ];
 const AUTH_SETTINGS = { auth: { enabled: true, tokens: TOKENS, realms: { default: { required: false } } } };
 
@@ -316,6 +317,15 @@ test('/control: token rules (§3, §8.18) and stats', async (t) => {
   }
   const err = await connectErrorV4(`${server.url}/control`, { transports: ['websocket'], auth: { token: 'a-mgr', realm: 'rb' } });
   assert.equal(err.message, 'unauthorized', 'a manager is confined to its own realm');
+  // Regression (review of issue 15): an admin of one realm is confined to it, like a manager; only the
+  // server's admin (realm "*") chooses any realm, and "*" itself is never one to manage.
+  for (const auth of [{ token: 'a-admin', realm: 'rb' }, { token: 'admin-t', realm: '*' }, { token: 'ctl-secret', realm: '*' },
+    { token: 'admin-t', realm: 'bad\u0001name' }]) {
+    const refused = await connectErrorV4(`${server.url}/control`, { transports: ['websocket'], auth });
+    assert.equal(refused.message, 'unauthorized', JSON.stringify(auth));
+  }
+  await control(server, t, { token: 'a-admin' });
+  await control(server, t, { token: 'a-admin', realm: 'ra' });
   await control(server, t, { token: 'ctl-secret' });
   await control(server, t, { token: 'admin-t', realm: 'rb' });
   await control(server, t, { token: 'a-mgr' });

@@ -147,7 +147,7 @@ test('limits: discard old and new, max_msg_size 413, per subject, max_bytes, max
   await ok(data, 'stream.pub', { subject: 'new', data: 'b' });
   await fails(data, 'stream.pub', { subject: 'new', data: 'c' }, 503, /maximum messages exceeded/);
   await fails(data, 'stream.pub', { subject: 'new', data: 'x'.repeat(11) }, 413);
-  await ok(ctl, 'stream.create', { name: 'BYTES', subjects: ['bytes'], max_bytes: 300, discard: 'new' });
+  await ok(ctl, 'stream.create', { name: 'BYTES', subjects: ['bytes'], max_bytes: 900, discard: 'new' });
   await ok(data, 'stream.pub', { subject: 'bytes', data: 'x'.repeat(100) });
   await fails(data, 'stream.pub', { subject: 'bytes', data: 'x'.repeat(150) }, 503, /maximum bytes exceeded/);
   await ok(ctl, 'stream.create', { name: 'PER', subjects: ['per.*'], max_msgs_per_subject: 2 });

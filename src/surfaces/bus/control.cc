@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "auth/auth_config.h"
+#include "broker/broker.h"
 #include "surfaces/bus/answer.h"
 #include "surfaces/bus/bus_stats.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
@@ -66,14 +68,18 @@ std::optional<std::string> on_control_connect(BusContext& ctx, net::Socket& sock
     auto outcome = auth::check_token(snap.auth, *auth.token, auth.realm, unix_ms() / 1000);
     if (outcome.kind == auth::AuthOutcome::Kind::granted) {
       const auth::Grant& g = outcome.grant;
-      // An admin may manage any realm; a manager only its own (§8.18). External validators are not asked
-      // here: CONNECT is answered at once.
-      if (g.role == "admin") grant = auth::Grant{realm, "admin", false};
-      else if (g.role == "manager" && (!auth.realm || *auth.realm == g.realm)) grant = auth::Grant{g.realm, "manager", false};
+      // The server's admin (role admin in realm "*") may manage any realm; an admin or manager of one realm
+      // only that realm (§8.18). External validators are not asked here: CONNECT is answered at once.
+      if (g.role == "admin" && g.realm == broker::Broker::kMirrorRealm) {
+        grant = auth::Grant{realm, "admin", false};
+      } else if ((g.role == "manager" || g.role == "admin") && (!auth.realm || *auth.realm == g.realm)) {
+        grant = auth::Grant{g.realm, g.role, false};
+      }
     }
   }
   if (!grant) return std::string(kUnauthorized);
-  if (grant->realm.empty() || grant->realm.size() > 256) return std::string(kUnauthorized);
+  // A realm named here is a realm name like any other (not "*", no control characters, at most 256 bytes).
+  if (grant->realm == broker::Broker::kMirrorRealm || auth::bad_realm_name(grant->realm)) return std::string(kUnauthorized);
   endpoint_of(socket)->grant = std::move(grant);
   return std::nullopt;
 }
