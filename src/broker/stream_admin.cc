@@ -56,8 +56,10 @@ store::Op State::config_record(const StreamRt& s) const {
 void State::bind_subjects(const std::string& realm) {
   std::vector<std::string> patterns;
   if (RealmRt* r = realm_of(realm)) {
+    r->bindings = SubjectIndex(kNatsSyntax);
     for (const auto& [name, s] : r->streams) {
       patterns.insert(patterns.end(), s->log.config().subjects.begin(), s->log.config().subjects.end());
+      for (const auto& p : s->log.config().subjects) r->bindings.insert(p, s->id);
     }
   }
   broker.with_realm(realm, [&](RealmRegistry& reg) { reg.set_stream_subjects(patterns); });

@@ -91,12 +91,11 @@ Streams::State::ConsumerRt* Streams::State::consumer_of(const std::string& realm
 Streams::State::StreamRt* Streams::State::binding(const std::string& realm, std::string_view subject) {
   RealmRt* r = realm_of(realm);
   if (!r) return nullptr;
-  for (auto& [name, s] : r->streams) {
-    for (const auto& pattern : s->log.config().subjects) {
-      if (siomq::bus::subject_matches(pattern, subject)) return s.get();
-    }
-  }
-  return nullptr;
+  std::vector<SubjectIndex::Id> ids;
+  r->bindings.match(subject, ids);
+  // Streams never overlap (§8.5): at most one binds the subject.
+  auto it = ids.empty() ? streams_by_id.end() : streams_by_id.find(ids.front());
+  return it == streams_by_id.end() ? nullptr : it->second;
 }
 
 void Streams::State::submit(std::vector<store::Op> ops, std::function<void(const Status&)> then) {
@@ -134,14 +133,28 @@ RealmStreamCounts Streams::counts(const std::string& realm) const {
 
 void Streams::publish(std::string realm, PublishRequest request, Done<PublishAck> done) {
   State& s = *state_;
-  s.post([&s, realm = std::move(realm), request = std::move(request), done = std::move(done)]() mutable {
+  // Refused before it is posted when the thread is that far behind: the queue of work is bounded too.
+  const uint64_t bytes = request.data.size() + request.header.size() + request.subject.size();
+  if (s.queued.fetch_add(bytes, std::memory_order_relaxed) > s.options.max_unwritten_bytes) {
+    s.queued.fetch_sub(bytes, std::memory_order_relaxed);
+    return done(Error{503, "the streams are behind; retry later"});
+  }
+  s.post([&s, bytes, realm = std::move(realm), request = std::move(request), done = std::move(done)]() mutable {
+    s.queued.fetch_sub(bytes, std::memory_order_relaxed);
     s.store_message(realm, request, std::move(done));
   });
 }
 
 void Streams::capture(std::string realm, BusMessagePtr message) {
   State& s = *state_;
-  s.post([&s, realm = std::move(realm), message = std::move(message)] {
+  // A core pub promised nothing: when the thread is that far behind, the stream does not get it.
+  const uint64_t bytes = message->size();
+  if (s.queued.fetch_add(bytes, std::memory_order_relaxed) > s.options.max_unwritten_bytes) {
+    s.queued.fetch_sub(bytes, std::memory_order_relaxed);
+    return;
+  }
+  s.post([&s, bytes, realm = std::move(realm), message = std::move(message)] {
+    s.queued.fetch_sub(bytes, std::memory_order_relaxed);
     PublishRequest req{message->subject, message->header, message->data, {}, {}, std::nullopt, std::nullopt, true};
     s.store_message(realm, req, [](const Result<PublishAck>&) {});
   });

@@ -30,6 +30,7 @@
 
 #include "broker/deadlines.h"
 #include "broker/streams.h"
+#include "broker/subject_index.h"
 #include "store/writer.h"
 
 namespace siomq::broker {
@@ -72,6 +73,7 @@ struct Streams::State {
   };
   struct RealmRt {
     std::map<std::string, std::unique_ptr<StreamRt>> streams;
+    SubjectIndex bindings{kNatsSyntax};  // every stream's subject patterns, by stream id
     std::unordered_map<std::string, StreamRt*> consumer_stream;  // consumer name -> its stream
     uint64_t bytes = 0;
   };
@@ -99,6 +101,9 @@ struct Streams::State {
   uint64_t next_id = 1;
   uint64_t total_bytes = 0;
   std::atomic<uint64_t> unwritten{0};
+  // Bytes of publishes posted to this thread and not yet taken up (any thread adds, this one subtracts):
+  // past StreamsOptions::max_unwritten_bytes a publish is refused before it is posted.
+  std::atomic<uint64_t> queued{0};
   mutable std::mutex counts_mu;
   std::unordered_map<std::string, RealmStreamCounts> counts;
 

@@ -178,7 +178,11 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
   if (!realm) return;
   if (siomq::bus::is_system(req->subject)) return answer.error(403, "subject: $SYS. subjects are the server's");
   auto state = bus_socket_of(socket);
-  if (state->waiting.size() >= kMaxWaitingRequests)
+  // An inbox is a subscription: it counts against the socket's cap with its other subscriptions.
+  const auth::LimitValues& l = ctx.tyo->settings.current().limits.for_realm(*realm);
+  if (state->waiting.size() >= kMaxWaitingRequests ||
+      (l.max_subscriptions_per_socket > 0 &&
+       static_cast<double>(state->subs.size() + state->waiting.size()) >= l.max_subscriptions_per_socket))
     return answer.error(429, "too many requests waiting for a reply on this connection");
   auto waiter = std::make_shared<BusSocket::Waiter>(endpoint->worker().io(), answer);
   waiter->realm = *realm;
