@@ -282,13 +282,22 @@ void Streams::add_consumer(std::string realm, ConsumerConfig config, Done<Consum
   });
 }
 
+// The consumer `name` of `stream` in `realm`, or the 404 that says which is missing.
+Result<State::ConsumerRt*> State::consumer_in(const std::string& realm, const std::string& stream, const std::string& name) {
+  StreamRt* st = stream_of(realm, stream);
+  if (!st) return Error{404, "stream not found"};
+  auto it = st->consumers.find(name);
+  if (it == st->consumers.end()) return Error{404, "consumer not found"};
+  return it->second.get();
+}
+
 void Streams::remove_consumer(std::string realm, std::string stream, std::string name, Done<Ok> done) {
   State& s = *state_;
   s.post([&s, realm = std::move(realm), stream = std::move(stream), name = std::move(name), done = std::move(done)] {
-    State::StreamRt* st = s.stream_of(realm, stream);
-    if (!st) return done(Error{404, "stream not found"});
+    auto c = s.consumer_in(realm, stream, name);
+    if (!c) return done(c.error());
+    State::StreamRt* st = (*c)->stream;
     auto it = st->consumers.find(name);
-    if (it == st->consumers.end()) return done(Error{404, "consumer not found"});
     std::vector<store::Op> ops;
     s.drop_consumer(*it->second, &ops);
     st->consumers.erase(it);
@@ -309,11 +318,9 @@ void Streams::remove_consumer(std::string realm, std::string stream, std::string
 void Streams::consumer_info(std::string realm, std::string stream, std::string name, Done<ConsumerInfo> done) {
   State& s = *state_;
   s.post([&s, realm = std::move(realm), stream = std::move(stream), name = std::move(name), done = std::move(done)] {
-    State::StreamRt* st = s.stream_of(realm, stream);
-    if (!st) return done(Error{404, "stream not found"});
-    auto it = st->consumers.find(name);
-    if (it == st->consumers.end()) return done(Error{404, "consumer not found"});
-    done(s.info_of(*it->second));
+    auto c = s.consumer_in(realm, stream, name);
+    if (!c) return done(c.error());
+    done(s.info_of(**c));
   });
 }
 

@@ -118,6 +118,7 @@ struct Streams::State {
   StreamRt* stream_of(const std::string& realm, const std::string& name);
   ConsumerRt* consumer_of(const std::string& realm, const std::string& name);
   StreamRt* binding(const std::string& realm, std::string_view subject);
+  Result<ConsumerRt*> consumer_in(const std::string& realm, const std::string& stream, const std::string& name);
 
   // Every file stream's records as puts (set_persistence's copy).
   void append_records(std::vector<store::Op>& ops) const;

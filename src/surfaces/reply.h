@@ -29,6 +29,17 @@ class Reply {
   virtual std::shared_ptr<Reply> keep() = 0;
 };
 
+// A reply nobody hears (a request the server makes itself: a CONNECT token's AUTHENTICATION, a PRODUCE
+// the bus bridged in): no ack is awaited and events go nowhere.
+class NoReply final : public Reply, public std::enable_shared_from_this<NoReply> {
+ public:
+  bool has_ack() const override { return false; }
+  void ack(std::string_view) override {}
+  void emit(std::string_view, std::string_view) override {}
+  bool open() const override { return true; }
+  std::shared_ptr<Reply> keep() override { return shared_from_this(); }
+};
+
 // {ok:false, code, message}: the failure answer to a request.
 std::string error_reply(int code, std::string_view message);
 

@@ -8,6 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, delay } = require('./lib/server');
 const { connectV4, connectErrorV4, emitAck, waitFor } = require('./lib/clients');
+const { call, ok, fails, inbox } = require('./lib/bus');
 
 function connect(server, t, opts = {}) {
   return connectV4(server.url, { transports: ['websocket'], ...opts }).then((s) => {
@@ -20,29 +21,6 @@ function control(server, t, auth) {
     t.after(() => s.close());
     return s;
   });
-}
-async function call(socket, event, payload) {
-  const reply = await emitAck(socket, event, payload);
-  assert.equal(reply.length, 1, `${event}: exactly one ack argument`);
-  return reply[0];
-}
-async function ok(socket, event, payload) {
-  const r = await call(socket, event, payload);
-  assert.equal(r.ok, true, `${event} ${JSON.stringify(payload)} -> ${JSON.stringify(r)}`);
-  return r;
-}
-async function fails(socket, event, payload, code, re) {
-  const r = await call(socket, event, payload);
-  assert.equal(r.ok, false, `${event} should fail: ${JSON.stringify(r)}`);
-  assert.equal(r.error.code, code, `${event} ${JSON.stringify(payload)}: ${JSON.stringify(r)}`);
-  if (re) assert.match(r.error.message, re);
-  return r;
-}
-// Collects `msg` events.
-function inbox(socket) {
-  const got = [];
-  socket.on('msg', (m) => got.push(m));
-  return got;
 }
 
 test('pub/sub: binary and string data arrive as bytes, with headers and reply', async (t) => {

@@ -9,13 +9,9 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, tempDir, delay } = require('./lib/server');
-const { connectV4, emitAck, TIME_SCALE } = require('./lib/clients');
+const { connectV4, TIME_SCALE } = require('./lib/clients');
+const { BIG_BATCHES, call } = require('./lib/bus');
 
-const parser = require('socket.io-parser');
-const BIG_BATCHES = {
-  Encoder: parser.Encoder,
-  Decoder: class extends parser.Decoder { constructor() { super({ maxAttachments: 1000 }); } },
-};
 
 // mulberry32: a small seeded generator, so that a failing sequence can be replayed.
 function rng(seed) {
@@ -107,10 +103,6 @@ class Model {
   }
 }
 
-async function call(socket, event, payload) {
-  const reply = await emitAck(socket, event, payload);
-  return reply[0];
-}
 
 test('randomized model: streams and pull consumers match the model after every step, across kill -9', async (t) => {
   const seed = Number(process.env.SIOMQ_MODEL_SEED || Date.now() % 1000000);

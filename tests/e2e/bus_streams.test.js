@@ -8,37 +8,13 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, tempDir, delay } = require('./lib/server');
-const { connectV4, emitAck, waitFor } = require('./lib/clients');
-
-// socket.io-client's decoder takes at most 10 attachments a packet by default; a pull of a larger batch
-// carries one per message (§8.21), so these clients raise it, as docs/bus.md tells JavaScript users to.
-const parser = require('socket.io-parser');
-const BIG_BATCHES = {
-  Encoder: parser.Encoder,
-  Decoder: class extends parser.Decoder { constructor() { super({ maxAttachments: 1000 }); } },
-};
+const { connectV4, waitFor } = require('./lib/clients');
+const { BIG_BATCHES, call, ok, fails } = require('./lib/bus');
 
 async function open(server, t, nsp = '') {
   const s = await connectV4(`${server.url}${nsp}`, { transports: ['websocket'], parser: BIG_BATCHES });
   t.after(() => s.close());
   return s;
-}
-async function call(socket, event, payload) {
-  const reply = await emitAck(socket, event, payload);
-  assert.equal(reply.length, 1, `${event}: exactly one ack argument`);
-  return reply[0];
-}
-async function ok(socket, event, payload) {
-  const r = await call(socket, event, payload);
-  assert.equal(r.ok, true, `${event} ${JSON.stringify(payload)} -> ${JSON.stringify(r)}`);
-  return r;
-}
-async function fails(socket, event, payload, code, re) {
-  const r = await call(socket, event, payload);
-  assert.equal(r.ok, false, `${event} ${JSON.stringify(payload)} should fail: ${JSON.stringify(r)}`);
-  assert.equal(r.error.code, code, `${event} ${JSON.stringify(payload)}: ${JSON.stringify(r)}`);
-  if (re) assert.match(r.error.message, re);
-  return r;
 }
 // Both namespaces of one server.
 async function setup(server, t) {

@@ -18,25 +18,16 @@
 namespace siomq::surfaces::bus {
 namespace {
 
-// A reply nobody hears: the CONNECT token's AUTHENTICATION answers nothing (§8.18: a failed one leaves
-// the socket connected, and its bus events answer 401).
-class SilentReply final : public Reply, public std::enable_shared_from_this<SilentReply> {
- public:
-  bool has_ack() const override { return false; }
-  void ack(std::string_view) override {}
-  void emit(std::string_view, std::string_view) override {}
-  bool open() const override { return true; }
-  std::shared_ptr<Reply> keep() override { return shared_from_this(); }
-};
 
-// §3: the CONNECT auth payload {token, realm?} is checked exactly as AUTHENTICATION would check it.
+// §3: the CONNECT auth payload {token, realm?} is checked exactly as AUTHENTICATION would check it; nobody
+// hears the answer (§8.18: a failed one leaves the socket connected, and its bus events answer 401).
 void authenticate_on_connect(BusContext& ctx, net::Socket& socket, std::string_view auth) {
   if (auth.empty() || auth.front() != '{' || auth.find("\"token\"") == std::string_view::npos) return;
   std::string args = "[\"AUTHENTICATION\",";
   args.append(auth);
   args.push_back(']');
   Request request{"AUTHENTICATION", args, {}, false};
-  auto reply = std::make_shared<SilentReply>();
+  auto reply = std::make_shared<NoReply>();
   on_authentication(*ctx.tyo, *endpoint_of(socket), request, *reply);
 }
 

@@ -35,15 +35,6 @@ bool bridges(const BusContext& ctx, const std::string& realm) {
   return std::find(realms.begin(), realms.end(), realm) != realms.end();
 }
 
-// A reply nobody hears: a bridged PRODUCE has no requester.
-class NoReply final : public Reply, public std::enable_shared_from_this<NoReply> {
- public:
-  bool has_ack() const override { return false; }
-  void ack(std::string_view) override {}
-  void emit(std::string_view, std::string_view) override {}
-  bool open() const override { return true; }
-  std::shared_ptr<Reply> keep() override { return shared_from_this(); }
-};
 
 }  // namespace
 
