@@ -28,6 +28,12 @@ BusMessagePtr delivered_copy(const State::StreamRt& st, const State::ConsumerRt&
   return m;
 }
 
+// Why a consumer's record write did not happen: the consumer was deleted first (404), or the store failed.
+Error flush_error(const Status& status) {
+  if (status.error().code == 404) return status.error();
+  return Error{500, "the store could not write the consumer: " + status.error().message};
+}
+
 }  // namespace
 
 int64_t State::ack_wait_ms(const ConsumerRt& c, uint64_t deliveries) const {
@@ -83,6 +89,12 @@ std::vector<BusMessagePtr> State::take(ConsumerRt& c, size_t max) {
       settle(c, seq);
       continue;
     }
+    // Delivered max_deliver times already (nak'd each time, or before a restart): dead, not again.
+    if (auto p = c.pending.find(seq); p != c.pending.end() && exhausted(c, p->second)) {
+      dead_letter(c, seq, "max_deliver", true);
+      unacked_free.push_back(seq);
+      continue;
+    }
     send(seq, *e);
   }
   while (out.size() < max) {
@@ -93,6 +105,8 @@ std::vector<BusMessagePtr> State::take(ConsumerRt& c, size_t max) {
   }
   if (!out.empty() || !unacked_free.empty()) update_floor(c);
   for (uint64_t seq : unacked_free) after_ack(st, seq);
+  // Dead letters change the record even when nothing goes out (then no caller writes it).
+  if (out.empty() && !unacked_free.empty()) flush(c, nullptr);
   return out;
 }
 
@@ -105,7 +119,7 @@ void State::wake(ConsumerRt& c) {
     pull_timers.cancel(p.id);
     pull_consumer.erase(p.id);
     flush(c, [done = std::move(p.done), msgs = std::move(msgs)](const Status& status) {
-      if (!status) return done(Error{500, "the store could not write the consumer: " + status.error().message});
+      if (!status) return done(flush_error(status));
       done(msgs);
     });
   }
@@ -114,7 +128,8 @@ void State::wake(ConsumerRt& c) {
 void State::push(ConsumerRt& c) {
   if (!c.config.push()) return;
   const std::string realm = c.stream->realm;
-  bool interested = broker.with_realm(realm, [&](RealmRegistry& r) { return r.bus().has_interest(c.config.deliver_subject); });
+  bool interested = false;
+  broker.if_realm(realm, [&](RealmRegistry& r) { interested = r.bus().has_interest(c.config.deliver_subject); });
   if (!interested) return;
   std::vector<BusMessagePtr> msgs = take(c, kPushBatch);
   if (msgs.empty()) return;
@@ -124,7 +139,7 @@ void State::push(ConsumerRt& c) {
   flush(c, [this, realm, subject = c.config.deliver_subject, msgs = std::move(msgs)](const Status& status) {
     if (!status) return;  // not sent: the ack waits run out and they go again
     std::vector<std::vector<Sublist::Copy>> copies(msgs.size());
-    broker.with_realm(realm, [&](RealmRegistry& r) {
+    broker.if_realm(realm, [&](RealmRegistry& r) {
       for (size_t i = 0; i < msgs.size(); ++i) r.bus().route(subject, copies[i]);
     });
     for (size_t i = 0; i < msgs.size(); ++i) deliver(copies[i], msgs[i]);
@@ -209,7 +224,7 @@ void State::dead_letter(ConsumerRt& c, uint64_t seq, const std::string& reason, 
     m->data += ",\"stream_seq\":" + std::to_string(seq) + ",\"deliveries\":" + std::to_string(deliveries) + "}";
     m->timestamp_ms = unix_ms();
     std::vector<Sublist::Copy> copies;
-    broker.with_realm(st.realm, [&](RealmRegistry& r) { r.bus().route(m->subject, copies); });
+    broker.if_realm(st.realm, [&](RealmRegistry& r) { r.bus().route(m->subject, copies); });
     deliver(copies, m);
   }
 }
@@ -220,8 +235,7 @@ void State::on_ack_due(uint64_t consumer_id, uint64_t seq) {
   ConsumerRt& c = *it->second;
   auto p = c.pending.find(seq);
   if (p == c.pending.end()) return;
-  if (!p->second.waiting && c.config.max_deliver > 0 &&
-      p->second.deliveries >= static_cast<uint64_t>(c.config.max_deliver)) {
+  if (!p->second.waiting && exhausted(c, p->second)) {
     dead_letter(c, seq, "max_deliver", true);
     after_ack(*c.stream, seq);
     flush(c, nullptr);
@@ -263,7 +277,7 @@ void State::pull(const std::string& realm, PullRequest& req, Done<std::vector<Bu
   std::vector<BusMessagePtr> msgs = take(*c, req.batch);
   if (!msgs.empty()) {
     return flush(*c, [done = std::move(done), msgs = std::move(msgs)](const Status& status) {
-      if (!status) return done(Error{500, "the store could not write the consumer: " + status.error().message});
+      if (!status) return done(flush_error(status));
       done(msgs);
     });
   }
@@ -283,7 +297,7 @@ void State::acknowledge(const std::string& realm, const std::string& consumer, u
   auto p = c.pending.find(seq);
   if (p == c.pending.end()) return done(Error{404, "seq is not pending for this consumer"});
   auto answer_after_flush = [done](const Status& status) {
-    if (!status) return done(Error{500, "the store could not write the consumer: " + status.error().message});
+    if (!status) return done(flush_error(status));
     done(Ok{});
   };
   switch (kind) {
@@ -303,8 +317,12 @@ void State::acknowledge(const std::string& realm, const std::string& consumer, u
     case Streams::AckKind::nak:
       p->second.waiting = true;
       ack_timers.cancel({c.id, seq});
-      if (delay_ms > 0) ack_timers.schedule_after({c.id, seq}, std::chrono::milliseconds(delay_ms));
-      else c.redeliver.insert(seq);
+      if (delay_ms > 0) {
+        c.redeliver.erase(seq);  // not before the delay, even if an ack wait had made it due
+        ack_timers.schedule_after({c.id, seq}, std::chrono::milliseconds(delay_ms));
+      } else {
+        c.redeliver.insert(seq);
+      }
       done(Ok{});
       break;
     case Streams::AckKind::term:

@@ -80,6 +80,8 @@ class Stream {
   uint64_t last_seq_of_subject(std::string_view subject) const;
 
   bool remove(uint64_t seq);
+  // Forgets a message id (its message was taken back).
+  void forget_id(const std::string& msg_id) { ids_.erase(msg_id); }
   // §8.6: everything, or what matches `subject`, keeping the newest `keep` (of that subject when given).
   std::vector<uint64_t> purge(std::string_view subject, uint64_t keep);
   // Messages older than max_age_ms; the time the next one expires.

@@ -67,6 +67,12 @@ void State::bind_subjects(const std::string& realm) {
 
 void State::drop_consumer(ConsumerRt& c, std::vector<store::Op>* ops) {
   for (const auto& [seq, p] : c.pending) ack_timers.cancel({c.id, seq});
+  // What waits for the consumer's next record write is answered now: there will be none.
+  auto waiting_flush = std::move(c.next_flush);
+  c.next_flush.clear();
+  for (auto& w : waiting_flush) {
+    if (w) w(Error{404, "consumer deleted"});
+  }
   for (Pull& p : c.waiting) {
     pull_timers.cancel(p.id);
     pull_consumer.erase(p.id);
@@ -301,8 +307,9 @@ void Streams::remove_consumer(std::string realm, std::string stream, std::string
     std::vector<store::Op> ops;
     s.drop_consumer(*it->second, &ops);
     st->consumers.erase(it);
-    // Interest and workqueue streams keep a message only for their consumers: one less may free some.
-    if (st->log.config().retention != Retention::limits) {
+    // An interest stream keeps a message only for its consumers: one less may free some. (A workqueue
+    // stream keeps a message until it is acked, whoever is left.)
+    if (st->log.config().retention == Retention::interest) {
       std::vector<uint64_t> seqs;
       for (const auto& [seq, e] : st->log.messages()) seqs.push_back(seq);
       for (uint64_t seq : seqs) s.after_ack(*st, seq);
@@ -335,6 +342,7 @@ void Streams::purge_realm(std::string realm, std::function<void()> done) {
     std::vector<store::Op> ops;
     for (auto& [name, st] : r->streams) s.drop_stream(*r, *st, ops);
     s.realms.erase(realm);
+    s.broker.if_realm(realm, [](RealmRegistry& reg) { reg.set_stream_subjects({}); });
     s.recount(realm);
     s.submit(std::move(ops), [done](const Status&) {
       if (done) done();

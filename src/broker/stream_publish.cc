@@ -92,7 +92,7 @@ void State::store_into(StreamRt& stream, PublishRequest& req, Done<PublishAck> d
   // publish reached them already.)
   if (!req.captured) {
     std::vector<Sublist::Copy> copies;
-    broker.with_realm(realm, [&](RealmRegistry& reg) { reg.bus().route(message->subject, copies); });
+    broker.if_realm(realm, [&](RealmRegistry& reg) { reg.bus().route(message->subject, copies); });
     deliver(copies, message);
   }
   recount(realm);
@@ -107,6 +107,7 @@ void State::store_into(StreamRt& stream, PublishRequest& req, Done<PublishAck> d
     unwritten.fetch_sub(bytes, std::memory_order_relaxed);
     if (!status) {
       spdlog::error("bus: stream write failed: {}", status.error().message);
+      unstore(id, seq);
       return done(Error{500, "the store could not write the message: " + status.error().message});
     }
     committed(id, seq);
@@ -114,14 +115,32 @@ void State::store_into(StreamRt& stream, PublishRequest& req, Done<PublishAck> d
   });
 }
 
+// A message whose write failed is taken back before any consumer could see it (callbacks run in write
+// order, so no later commit has passed it): it was answered 500, and a retry stores it anew.
+void State::unstore(uint64_t stream_id, uint64_t seq) {
+  auto it = streams_by_id.find(stream_id);
+  if (it == streams_by_id.end()) return;
+  StreamRt& st = *it->second;
+  const Stream::Entry* e = st.log.get(seq);
+  if (!e) return;
+  uint64_t bytes = e->bytes;
+  st.log.forget_id(e->msg_id);
+  st.log.remove(seq);
+  realm_of(st.realm)->bytes -= bytes;
+  total_bytes -= bytes;
+  recount(st.realm);
+}
+
 void State::committed(uint64_t stream_id, uint64_t seq) {
   auto it = streams_by_id.find(stream_id);
   if (it == streams_by_id.end()) return;
   StreamRt& st = *it->second;
   if (seq > st.committed) st.committed = seq;
+  // The message, held: an ack-none consumer's take() may remove it from the log (retention) meanwhile.
   const Stream::Entry* e = st.log.get(seq);
+  BusMessagePtr m = e ? e->message : nullptr;
   for (auto& [name, c] : st.consumers) {
-    if (e && !c->config.filter_subject.empty() && !siomq::bus::subject_matches(c->config.filter_subject, e->message->subject))
+    if (m && !c->config.filter_subject.empty() && !siomq::bus::subject_matches(c->config.filter_subject, m->subject))
       continue;
     if (c->config.push()) push(*c);
     else wake(*c);
@@ -137,7 +156,16 @@ void State::removed_from_log(StreamRt& st, const std::vector<uint64_t>& seqs, st
       if (c->pending.count(seq)) settle(*c, seq);
     }
   }
-  for (auto& [name, c] : st.consumers) update_floor(*c);
+  for (auto& [name, c] : st.consumers) {
+    update_floor(*c);
+    // Room under max_ack_pending may have opened: waiting pulls and push go on, after this change.
+    post([this, id = c->id] {
+      auto it = consumers_by_id.find(id);
+      if (it == consumers_by_id.end()) return;
+      if (it->second->config.push()) push(*it->second);
+      else wake(*it->second);
+    });
+  }
 }
 
 // Interest and workqueue retention (§6): a message goes once every consumer it concerns has acked it.
@@ -156,6 +184,7 @@ void State::after_ack(StreamRt& st, uint64_t seq) {
   RealmRt& r = *realm_of(st.realm);
   r.bytes -= bytes;
   total_bytes -= bytes;
+  recount(st.realm);
   if (!st.file()) return;
   std::vector<store::Op> ops{store::erase_stream_message(st.store_name(), seq)};
   // The newest message gone: its seq must survive a restart all the same (never reused, §8.6).

@@ -142,6 +142,7 @@ struct Streams::State {
   void arm_expiry(StreamRt& s);
   void on_expiry_due(uint64_t stream_id);
   void committed(uint64_t stream_id, uint64_t seq);
+  void unstore(uint64_t stream_id, uint64_t seq);
 
   // consumer_delivery.cc
   std::vector<BusMessagePtr> take(ConsumerRt& c, size_t max);
@@ -152,6 +153,9 @@ struct Streams::State {
   void settle(ConsumerRt& c, uint64_t seq);  // forget a pending seq (acked, termed, gone)
   void update_floor(ConsumerRt& c);
   int64_t ack_wait_ms(const ConsumerRt& c, uint64_t deliveries) const;
+  bool exhausted(const ConsumerRt& c, const Pending& p) const {
+    return c.config.max_deliver > 0 && p.deliveries >= static_cast<uint64_t>(c.config.max_deliver);
+  }
   void on_ack_due(uint64_t consumer_id, uint64_t seq);
   void on_pull_due(uint64_t pull_id);
   void dead_letter(ConsumerRt& c, uint64_t seq, const std::string& reason, bool advisory);

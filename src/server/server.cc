@@ -76,7 +76,11 @@ Server::Server(ServerOptions options)
   signals_.emplace(main_io_, SIGINT, SIGTERM, SIGHUP);
 }
 
-Server::~Server() = default;
+// The streams' thread stops before the parts it uses go (it is declared before the writer, for the writer's
+// last callbacks, so it would otherwise outlive the broker when a start-up fails after it started).
+Server::~Server() {
+  if (streams_) streams_->stop();
+}
 
 // The store first: a data directory that cannot be read stops the start-up (exit code 3).
 void Server::open_store() {

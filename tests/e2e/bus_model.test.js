@@ -51,6 +51,12 @@ class Model {
     for (const seq of again) {
       if (out.length >= batch) break;
       const p = c.pending.get(seq);
+      // Delivered max_deliver times already (nak'd, or cut by a restart): dead, never a time more.
+      if (p.deliveries >= MAX_DELIVER) {
+        c.pending.delete(seq);
+        this.dead++;
+        continue;
+      }
       p.deliveries++;
       p.inFlight = true;
       out.push([seq, p.deliveries]);

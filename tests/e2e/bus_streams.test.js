@@ -397,3 +397,43 @@ for (const kill of [true, false]) {
     assert.equal((await ok(data, 'stream.pub', { subject: 'd.1', data: 'next' })).seq, 51);
   });
 }
+
+// Regressions from the review of issue 15.
+test('max_deliver holds however the deliveries came (naks), and a delayed nak waits even when already due', async (t) => {
+  const server = await startServer(t);
+  const { ctl, data } = await setup(server, t);
+  await ok(ctl, 'stream.create', { name: 'DL', subjects: ['dl'] });
+  await ok(ctl, 'stream.create', { name: 'N', subjects: ['n'], dead_letter_stream: 'DL' });
+  await ok(ctl, 'consumer.add', { stream: 'N', name: 'c', max_deliver: 2, ack_wait_ms: 100 });
+  await ok(data, 'stream.pub', { subject: 'n', data: 'x' });
+  for (const want of [1, 2]) {
+    const r = await ok(data, 'consumer.pull', { consumer: 'c', wait_ms: 1000 });
+    assert.equal(r.messages[0].delivered, want);
+    await ok(data, 'consumer.nak', { consumer: 'c', seq: 1 });
+  }
+  assert.deepEqual((await ok(data, 'consumer.pull', { consumer: 'c', wait_ms: 300 })).messages, [], 'no third delivery');
+  await waitFor(async () => (await call(ctl, 'stream.info', { name: 'DL' })).state.messages === 1, 3000);
+  // A delayed nak of a message whose ack wait already ran out: not before the delay.
+  await ok(ctl, 'consumer.add', { stream: 'N', name: 'd', ack_wait_ms: 100 });
+  await ok(data, 'consumer.pull', { consumer: 'd' });
+  await delay(250);  // the ack wait ran out: due again
+  await ok(data, 'consumer.nak', { consumer: 'd', seq: 1, delay_ms: 1500 });
+  assert.deepEqual((await ok(data, 'consumer.pull', { consumer: 'd', no_wait: true })).messages, []);
+});
+
+test('deleting a workqueue consumer keeps the messages; an ack-none consumer beside a filtered one', async (t) => {
+  const server = await startServer(t);
+  const { ctl, data } = await setup(server, t);
+  await ok(ctl, 'stream.create', { name: 'WQ', subjects: ['a.>', 'b.>'], retention: 'workqueue' });
+  await ok(ctl, 'consumer.add', { stream: 'WQ', name: 'wa', filter_subject: 'a.>', ack_policy: 'none' });
+  await ok(ctl, 'consumer.add', { stream: 'WQ', name: 'wb', filter_subject: 'b.>' });
+  // A waiting pull on the ack-none consumer takes (and so removes) the message while the commit walks
+  // the consumers: the next one's filter must not read it after it is gone (ASan caught it).
+  const waiting = call(data, 'consumer.pull', { consumer: 'wa', wait_ms: 3000 });
+  await delay(100);
+  await ok(data, 'stream.pub', { subject: 'a.x', data: '1' });
+  assert.equal((await waiting).messages.length, 1);
+  for (let i = 0; i < 3; ++i) await ok(data, 'stream.pub', { subject: 'b.x', data: `${i}` });
+  await ok(ctl, 'consumer.delete', { stream: 'WQ', name: 'wb' });
+  assert.equal((await ok(ctl, 'stream.info', { name: 'WQ' })).state.messages, 3, 'unacked work stays');
+});

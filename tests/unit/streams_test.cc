@@ -1,0 +1,129 @@
+// The streams engine (broker/streams.h) against a store that fails or holds its writes: what is answered,
+// and what stays, when the store does not keep up. (Its behaviour over the wire is tests/e2e/bus_*.)
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
+#include "broker/broker.h"
+#include "broker/streams.h"
+#include "store/writer.h"
+
+namespace siomq::broker {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A backend that writes (keeps nothing), fails, or holds each write until let go.
+class ControlledBackend : public store::Backend {
+ public:
+  enum class Mode { ok, fail, hold };
+  const char* name() const override { return "controlled"; }
+  Contents load() override { return {}; }
+  Status write(const std::vector<store::Op>&, bool) override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return mode_ != Mode::hold; });
+    if (mode_ == Mode::fail) return make_error("disk full");
+    return Ok{};
+  }
+  void set(Mode m) {
+    std::lock_guard lock(mu_);
+    mode_ = m;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Mode mode_ = Mode::ok;
+};
+
+template <class T>
+std::pair<std::function<void(Result<T>)>, std::future<Result<T>>> answer() {
+  auto p = std::make_shared<std::promise<Result<T>>>();
+  return {[p](Result<T> r) { p->set_value(std::move(r)); }, p->get_future()};
+}
+
+template <class T>
+Result<T> wait(std::future<Result<T>>& f) {
+  if (f.wait_for(5s) != std::future_status::ready) return Error{-1, "never answered"};
+  return f.get();
+}
+
+struct Engine {
+  ControlledBackend backend;
+  Broker broker;
+  store::Writer writer{backend, store::SyncMode::always, std::chrono::microseconds(0)};
+  Streams streams{broker, writer, {}};
+  Engine() { streams.start(); }
+  ~Engine() {
+    backend.set(ControlledBackend::Mode::ok);
+    streams.stop();
+    writer.stop();
+  }
+  template <class T, class F>
+  Result<T> call(F&& f) {
+    auto [done, fut] = answer<T>();
+    f(done);
+    return wait(fut);
+  }
+  Result<PublishAck> publish(std::string subject) {
+    return call<PublishAck>([&](auto done) {
+      streams.publish("r", PublishRequest{std::move(subject), "", "data", "", "", std::nullopt, std::nullopt}, done);
+    });
+  }
+};
+
+StreamConfig stream_config(std::string json) { return parse_stream_config(json).value(); }
+
+// Regression (review of issue 15): a message whose write failed stayed in the log, and a consumer could
+// get it after a later write succeeded.
+TEST(Streams, AMessageWhoseWriteFailedIsTakenBack) {
+  Engine e;
+  ASSERT_TRUE(e.call<StreamInfo>([&](auto done) { e.streams.create("r", stream_config(R"({"name":"S"})"), false, done); }));
+  e.backend.set(ControlledBackend::Mode::fail);
+  auto failed = e.publish("S");
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, 500);
+  e.backend.set(ControlledBackend::Mode::ok);
+  auto next = e.publish("S");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->seq, 2u) << "seqs are never reused";
+  auto info = e.call<StreamInfo>([&](auto done) { e.streams.info("r", "S", done); });
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->state.messages, 1u);
+  EXPECT_EQ(info->state.first_seq, 2u);
+}
+
+// Regression (review of issue 15): an ack waiting for the consumer's next record write was never
+// answered when the consumer was deleted before that write.
+TEST(Streams, DeletingAConsumerAnswersWhatWaitsForItsRecord) {
+  Engine e;
+  ASSERT_TRUE(e.call<StreamInfo>([&](auto done) { e.streams.create("r", stream_config(R"({"name":"S"})"), false, done); }));
+  ASSERT_TRUE(e.publish("S"));
+  ASSERT_TRUE(e.publish("S"));
+  ConsumerConfig c = parse_consumer_config(R"({"stream":"S","name":"c"})").value();
+  ASSERT_TRUE(e.call<ConsumerInfo>([&](auto done) { e.streams.add_consumer("r", c, done); }));
+  auto pulled = e.call<std::vector<BusMessagePtr>>([&](auto done) { e.streams.pull("r", PullRequest{"c", 2, 0, true}, done); });
+  ASSERT_TRUE(pulled);
+  ASSERT_EQ(pulled->size(), 2u);
+  e.backend.set(ControlledBackend::Mode::hold);
+  auto [ack1, first] = answer<Ok>();
+  auto [ack2, second] = answer<Ok>();
+  auto [gone, deleted] = answer<Ok>();
+  e.streams.acknowledge("r", "c", 1, Streams::AckKind::ack, 0, "", ack1);  // its record write is held
+  e.streams.acknowledge("r", "c", 2, Streams::AckKind::ack, 0, "", ack2);  // waits for the next write
+  e.streams.remove_consumer("r", "S", "c", gone);
+  std::this_thread::sleep_for(100ms);
+  e.backend.set(ControlledBackend::Mode::ok);
+  EXPECT_TRUE(wait(first));
+  auto r2 = wait(second);
+  ASSERT_FALSE(r2);
+  EXPECT_EQ(r2.error().code, 404);
+  EXPECT_TRUE(wait(deleted));
+}
+
+}  // namespace
+}  // namespace siomq::broker
