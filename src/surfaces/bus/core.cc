@@ -218,14 +218,17 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
 void on_bus_disconnect(BusContext& ctx, net::Socket& socket) {
   auto state = socket.extension<BusSocket>();
   if (!state) return;
-  for (const auto& [sid, sub] : state->subs) {
+  // (Loop variables, not structured bindings: clang 14 cannot capture those in a lambda.)
+  for (const auto& entry : state->subs) {
+    const BusSocket::Sub& sub = entry.second;
     ctx.tyo->broker.if_realm(sub.realm, [&](broker::RealmRegistry& r) { r.bus().remove(sub.id); });
   }
   state->subs.clear();
-  for (const auto& [inbox, w] : state->waiting) {
+  for (const auto& entry : state->waiting) {
+    const auto& w = entry.second;
     w->answered = true;
     w->timer.cancel();
-    ctx.tyo->broker.if_realm(w->realm, [&](broker::RealmRegistry& r) { r.bus().remove(inbox); });
+    ctx.tyo->broker.if_realm(w->realm, [&](broker::RealmRegistry& r) { r.bus().remove(entry.first); });
   }
   state->waiting.clear();
 }
