@@ -112,16 +112,14 @@ class BusLoad {
     pubs_.assign(clients_.begin(), clients_.begin() + o_.producers);
     subs_.assign(clients_.begin() + o_.producers, clients_.end());
     if (s == "bus-pubsub" || s == "bus-request") {
-      size_t left = subs_.size();
       for (auto& c : subs_) {
         SioClient* self = c.get();
         c->on("msg", [this, self](const SioClient::Incoming& in) { on_msg(*self, in); });
         std::string sub = "{\"subject\":" + quoted(subject_) + "}";
-        c->emit("sub", sub, [this, left](const SioClient::Incoming& in) mutable {
+        c->emit("sub", sub, [this](const SioClient::Incoming& in) {
           if (answered_ok(in, "sub") && ++subscribed_ == subs_.size()) start();
         });
       }
-      (void)left;
       return;
     }
     // Streams: a file stream on the subject (and, to pull, a consumer once it is filled).
