@@ -3,13 +3,12 @@
 // SIOMQ_TEST_REDIS_URL names one) with the truncation mark and the caps of the new limits; remove_realm.
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <future>
-#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "controlled_backend.h"
 #include "store/writer.h"
 #include "surfaces/http/sse_history.h"
 #include "temp_store.h"
@@ -200,30 +199,11 @@ TEST(SseHistory, LoadAppliesTheLimitsOfTheRestartedServer) {
   EXPECT_TRUE(f.history.after("a", "ev", "zzz").truncated);
 }
 
-// A backend whose writes wait until the test lets them go: a store slower than the publishers.
-class HeldBackend : public store::Backend {
- public:
-  const char* name() const override { return "held"; }
-  Contents load() override { return {}; }
-  Status write(const std::vector<store::Op>&, bool) override {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return released_; });
-    return Ok{};
-  }
-  void release() {
-    std::lock_guard lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool released_ = false;
-};
+// A store slower than the publishers: its writes wait until the test lets them go.
+using HeldBackend = test_support::ControlledBackend;
 
 TEST(SseHistory, AStoreThatIsBehindRefusesAndNothingIsKept) {
-  HeldBackend backend;
+  HeldBackend backend(HeldBackend::Mode::hold);
   Writer writer(backend, SyncMode::always, std::chrono::microseconds(0));
   SseHistory history(writer, {.max_unwritten_bytes = 100});
   std::promise<Status> first, later;

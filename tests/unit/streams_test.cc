@@ -3,11 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <future>
-#include <mutex>
 
 #include "broker/broker.h"
+#include "controlled_backend.h"
 #include "broker/streams.h"
 #include "store/writer.h"
 
@@ -16,29 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A backend that writes (keeps nothing), fails, or holds each write until let go.
-class ControlledBackend : public store::Backend {
- public:
-  enum class Mode { ok, fail, hold };
-  const char* name() const override { return "controlled"; }
-  Contents load() override { return {}; }
-  Status write(const std::vector<store::Op>&, bool) override {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return mode_ != Mode::hold; });
-    if (mode_ == Mode::fail) return make_error("disk full");
-    return Ok{};
-  }
-  void set(Mode m) {
-    std::lock_guard lock(mu_);
-    mode_ = m;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  Mode mode_ = Mode::ok;
-};
+using test_support::ControlledBackend;
 
 template <class T>
 std::pair<std::function<void(Result<T>)>, std::future<Result<T>>> answer() {
