@@ -5,7 +5,8 @@
 namespace siomq::surfaces::bus {
 
 void Answer::ok(std::string_view fields, std::vector<Bytes> attachments) const {
-  send(ok_json(fields), std::move(attachments));
+  if (!ack_id_ || !to_) return;
+  to_->send(ok_frames(nsp_, *ack_id_, fields, std::move(attachments)));
 }
 
 void Answer::error(int code, std::string_view message) const { send(error_json(code, message), {}); }

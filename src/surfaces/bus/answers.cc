@@ -39,16 +39,37 @@ std::string error_json(int code, std::string_view message) {
   return out;
 }
 
+namespace {
+
+// "4" and the ack packet's header, with room for `body` more bytes: the caller appends the array.
+std::string ack_header(std::string_view nsp, uint64_t ack_id, size_t body, size_t attachments) {
+  std::string text;
+  text.reserve(body + nsp.size() + 32);
+  text.push_back('4');
+  sio::append_text(text, attachments == 0 ? sio::PacketType::kAck : sio::PacketType::kBinaryAck, nsp, ack_id, {},
+                   attachments);
+  return text;
+}
+
+}  // namespace
+
 Frames ack_frames(std::string_view nsp, uint64_t ack_id, std::string_view json, std::vector<Bytes> attachments) {
-  using sio::PacketType;
-  std::string array;
-  array.reserve(json.size() + 2);
-  array.push_back('[');
-  array.append(json);
-  array.push_back(']');
-  std::string text = "4";
-  sio::append_text(text, attachments.empty() ? PacketType::kAck : PacketType::kBinaryAck, nsp, ack_id, array,
-                   attachments.size());
+  std::string text = ack_header(nsp, ack_id, json.size() + 2, attachments.size());
+  text.push_back('[');
+  text.append(json);
+  text.push_back(']');
+  return frames_of(std::move(text), std::move(attachments));
+}
+
+// Written in place, in one buffer: the answer every stream.pub gets is on the publish path.
+Frames ok_frames(std::string_view nsp, uint64_t ack_id, std::string_view fields, std::vector<Bytes> attachments) {
+  std::string text = ack_header(nsp, ack_id, fields.size() + 16, attachments.size());
+  text.append("[{\"ok\":true");
+  if (!fields.empty()) {
+    text.push_back(',');
+    text.append(fields);
+  }
+  text.append("}]");
   return frames_of(std::move(text), std::move(attachments));
 }
 

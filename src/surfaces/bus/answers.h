@@ -28,6 +28,8 @@ std::string error_json(int code, std::string_view message);
 
 // The frames answering ack id `ack_id` on namespace `nsp` with one argument, `json`.
 Frames ack_frames(std::string_view nsp, uint64_t ack_id, std::string_view json, std::vector<Bytes> attachments = {});
+// The same with ok_json(fields) as the argument.
+Frames ok_frames(std::string_view nsp, uint64_t ack_id, std::string_view fields, std::vector<Bytes> attachments = {});
 // The frames of the event `event` with one argument, `json`.
 Frames event_frames(std::string_view nsp, std::string_view event, std::string_view json,
                     std::vector<Bytes> attachments = {});

@@ -50,9 +50,14 @@ void on_stream_pub(BusContext& ctx, net::Socket& socket, const net::Message& msg
         [&](const std::string& realm, broker::PublishRequest req, const Answer& answer) {
           if (siomq::bus::is_system(req.subject)) return answer.error(403, "subject: $SYS. subjects are the server's");
           ctx.streams->publish(realm, std::move(req), reply<broker::PublishAck>(answer, [](const broker::PublishAck& a) {
-            std::string f = "\"stream\":";
+            std::string f;
+            f.reserve(a.stream.size() + 64);
+            f.append("\"stream\":");
             sio::append_json_string(f, a.stream);
-            return f + ",\"seq\":" + std::to_string(a.seq) + ",\"duplicate\":" + (a.duplicate ? "true" : "false");
+            f.append(",\"seq\":");
+            f.append(std::to_string(a.seq));
+            f.append(a.duplicate ? ",\"duplicate\":true" : ",\"duplicate\":false");
+            return f;
           }));
         });
 }
