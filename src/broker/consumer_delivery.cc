@@ -148,7 +148,7 @@ void State::push(ConsumerRt& c) {
 
 store::ConsumerState State::record_of(const ConsumerRt& c) const {
   store::ConsumerState s;
-  s.stream = c.stream->store_name();
+  s.stream = c.stream->store_name;
   s.consumer = c.config.name;
   s.delivered = c.delivered_stream;
   s.ack_floor = c.ack_floor_stream;

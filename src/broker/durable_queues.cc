@@ -2,10 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include <pthread.h>
-
 #include "broker/queue_state.h"
 #include "store/writer.h"
+#include "wire/thread_role.h"
 
 namespace siomq::broker {
 
@@ -61,7 +60,7 @@ void DurableQueues::start() {
   s.work.emplace(s.io.get_executor());
   s.schedule_expiry_sweep();
   s.thread = std::thread([&s] {
-    pthread_setname_np(pthread_self(), "siomq-queues");
+    become_background_thread("siomq-queues");
     s.io.run();
   });
 }

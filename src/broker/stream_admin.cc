@@ -79,7 +79,7 @@ void State::drop_consumer(ConsumerRt& c, std::vector<store::Op>* ops) {
     p.done(Error{404, "consumer deleted"});
   }
   c.waiting.clear();
-  if (ops && c.stream->file()) ops->push_back(store::erase_consumer_state(c.stream->store_name(), c.config.name));
+  if (ops && c.stream->file()) ops->push_back(store::erase_consumer_state(c.stream->store_name, c.config.name));
   consumers_by_id.erase(c.id);
   if (RealmRt* r = realm_of(c.stream->realm)) r->consumer_stream.erase(c.config.name);
 }
@@ -88,7 +88,7 @@ void State::drop_stream(RealmRt& r, StreamRt& s, std::vector<store::Op>& ops) {
   for (auto& [name, c] : s.consumers) drop_consumer(*c, &ops);
   s.consumers.clear();
   if (s.file()) {
-    for (const auto& [seq, e] : s.log.messages()) ops.push_back(store::erase_stream_message(s.store_name(), seq));
+    for (const auto& [seq, e] : s.log.messages()) ops.push_back(store::erase_stream_message(s.store_name, seq));
     ops.push_back(store::erase_directory_entry("bus_streams", s.realm, s.log.config().name));
   }
   r.bytes -= s.log.state().bytes;

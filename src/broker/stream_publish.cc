@@ -12,23 +12,6 @@ namespace siomq::broker {
 
 using State = Streams::State;
 
-namespace {
-
-store::StreamMessage message_record(const std::string& store_name, uint64_t seq, const BusMessage& m, const std::string& msg_id) {
-  store::StreamMessage r;
-  r.stream = store_name;
-  r.seq = seq;
-  r.subject = m.subject;
-  if (!m.header.empty()) r.headers = m.header;
-  r.payload_format = store::StreamMessage::Payload::bytes;
-  r.payload = m.data;
-  r.time_ms = m.timestamp_ms;
-  if (!msg_id.empty()) r.msg_id = msg_id;
-  return r;
-}
-
-}  // namespace
-
 void State::store_message(const std::string& realm, PublishRequest& req, Done<PublishAck> done) {
   StreamRt* st = binding(realm, req.subject);
   if (!st) return done(Error{404, "no stream binds the subject"});
@@ -72,7 +55,8 @@ void State::store_into(StreamRt& stream, PublishRequest& req, Done<PublishAck> d
   if (st->file() && unwritten.load(std::memory_order_relaxed) > options.max_unwritten_bytes)
     return done(Error{503, "the store is behind"});
 
-  std::vector<store::Op> ops;
+  // The ops go with this turn's writer submission (the submit() below): no vector of their own.
+  std::vector<store::Op>& ops = unsubmitted_ops;
   uint64_t seq;
   // An interest stream with nobody interested keeps nothing, yet the publish gets its seq (§8.16).
   if (st->log.config().retention == Retention::interest && st->consumers.empty()) {
@@ -86,7 +70,10 @@ void State::store_into(StreamRt& stream, PublishRequest& req, Done<PublishAck> d
     int64_t grown = static_cast<int64_t>(st->log.state().bytes) - static_cast<int64_t>(before);
     r.bytes += grown;
     total_bytes += grown;
-    if (st->file()) ops.push_back(store::put(message_record(st->store_name(), seq, *message, req.msg_id)));
+    if (st->file())
+      ops.push_back(store::put_stream_message(st->store_name, seq, message->subject,
+                                              message->header.empty() ? nullptr : &message->header, message->data,
+                                              message->timestamp_ms, req.msg_id.empty() ? nullptr : &req.msg_id));
   }
   // Core subscribers of the subject get it too (§8.8), now: they were promised nothing. (A captured core
   // publish reached them already.)
@@ -103,7 +90,7 @@ void State::store_into(StreamRt& stream, PublishRequest& req, Done<PublishAck> d
     return done(ack);
   }
   unwritten.fetch_add(bytes, std::memory_order_relaxed);
-  submit(std::move(ops), [this, id = st->id, seq, bytes, ack, done](const Status& status) {
+  submit({}, [this, id = st->id, seq, bytes, ack, done](const Status& status) {
     unwritten.fetch_sub(bytes, std::memory_order_relaxed);
     if (!status) {
       spdlog::error("bus: stream write failed: {}", status.error().message);
@@ -151,7 +138,7 @@ void State::committed(uint64_t stream_id, uint64_t seq) {
 void State::removed_from_log(StreamRt& st, const std::vector<uint64_t>& seqs, std::vector<store::Op>& ops) {
   if (seqs.empty()) return;
   for (uint64_t seq : seqs) {
-    if (st.file()) ops.push_back(store::erase_stream_message(st.store_name(), seq));
+    if (st.file()) ops.push_back(store::erase_stream_message(st.store_name, seq));
     for (auto& [name, c] : st.consumers) {
       if (c->pending.count(seq)) settle(*c, seq);
     }
@@ -186,7 +173,7 @@ void State::after_ack(StreamRt& st, uint64_t seq) {
   total_bytes -= bytes;
   recount(st.realm);
   if (!st.file()) return;
-  std::vector<store::Op> ops{store::erase_stream_message(st.store_name(), seq)};
+  std::vector<store::Op> ops{store::erase_stream_message(st.store_name, seq)};
   // The newest message gone: its seq must survive a restart all the same (never reused, §8.6).
   if (seq == st.log.state().last_seq) ops.push_back(config_record(st));
   submit(std::move(ops), nullptr);

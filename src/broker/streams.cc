@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <future>
+#include <iterator>
 
 #include "broker/broker.h"
 #include "broker/streams_state.h"
@@ -13,6 +14,7 @@
 #include "wire/json_fields.h"
 #include "wire/json_spans.h"
 #include "wire/log_text.h"
+#include "wire/thread_role.h"
 
 namespace siomq::broker {
 namespace {
@@ -52,7 +54,10 @@ Streams::~Streams() { stop(); }
 void Streams::start() {
   State& s = *state_;
   s.work.emplace(s.io.get_executor());
-  s.thread = std::thread([&s] { s.io.run(); });
+  s.thread = std::thread([&s] {
+    become_background_thread("siomq-streams");
+    s.io.run();
+  });
 }
 
 void Streams::stop() {
@@ -98,10 +103,52 @@ Streams::State::StreamRt* Streams::State::binding(const std::string& realm, std:
   return it == streams_by_id.end() ? nullptr : it->second;
 }
 
+void Streams::State::post(std::function<void()> f) {
+  bool first;
+  {
+    std::lock_guard lock(posted_mu);
+    first = posted.empty();
+    posted.push_back(std::move(f));
+  }
+  if (first) boost::asio::post(io, [this] { run_posted(); });
+}
+
+void Streams::State::run_posted() {
+  std::vector<std::function<void()>> batch;
+  {
+    std::lock_guard lock(posted_mu);
+    batch.swap(posted);
+    posted.swap(posted_spare);  // an empty vector with the capacity of an earlier batch
+  }
+  for (auto& f : batch) {
+    if (io.stopped()) break;  // stop(): what was queued behind it is dropped, as asio drops its handlers
+    f();
+  }
+  batch.clear();
+  std::lock_guard lock(posted_mu);
+  if (posted_spare.capacity() < batch.capacity()) posted_spare.swap(batch);
+}
+
 void Streams::State::submit(std::vector<store::Op> ops, std::function<void(const Status&)> then) {
-  writer.submit(std::move(ops), [this, then = std::move(then)](const Status& status) {
-    post([then, status] {
-      if (then) then(status);
+  if (unsubmitted_ops.empty()) unsubmitted_ops = std::move(ops);
+  else std::move(ops.begin(), ops.end(), std::back_inserter(unsubmitted_ops));
+  unsubmitted_thens.push_back(std::move(then));
+  if (flush_posted) return;
+  flush_posted = true;
+  post([this] { flush_writes(); });
+}
+
+void Streams::State::flush_writes() {
+  flush_posted = false;
+  auto thens = std::make_shared<std::vector<std::function<void(const Status&)>>>(std::move(unsubmitted_thens));
+  unsubmitted_thens.clear();
+  std::vector<store::Op> ops = std::move(unsubmitted_ops);
+  unsubmitted_ops.clear();
+  writer.submit(std::move(ops), [this, thens](const Status& status) {
+    post([thens, status] {
+      for (auto& then : *thens) {
+        if (then) then(status);
+      }
     });
   });
 }
@@ -294,7 +341,7 @@ void Streams::State::append_records(std::vector<store::Op>& ops) const {
       ops.push_back(s.config_record(*st));
       for (const auto& [seq, e] : st->log.messages()) {
         store::StreamMessage m;
-        m.stream = st->store_name();
+        m.stream = st->store_name;
         m.seq = seq;
         m.subject = e.message->subject;
         if (!e.message->header.empty()) m.headers = e.message->header;

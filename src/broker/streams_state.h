@@ -67,9 +67,10 @@ struct Streams::State {
     Stream log;
     std::map<std::string, std::unique_ptr<ConsumerRt>> consumers;
     uint64_t committed = 0;  // every seq up to it is written (consumers deliver no further)
-    StreamRt(uint64_t i, std::string r, StreamConfig c, int64_t created) : id(i), realm(std::move(r)), log(std::move(c), created) {}
+    const std::string store_name;  // its records' stream name (stream_store_name); the name never changes
+    StreamRt(uint64_t i, std::string r, StreamConfig c, int64_t created)
+        : id(i), realm(std::move(r)), log(std::move(c), created), store_name(stream_store_name(realm, log.config().name)) {}
     bool file() const { return log.config().storage == StreamStorage::file; }
-    std::string store_name() const { return stream_store_name(realm, log.config().name); }
   };
   struct RealmRt {
     std::map<std::string, std::unique_ptr<StreamRt>> streams;
@@ -107,10 +108,26 @@ struct Streams::State {
   mutable std::mutex counts_mu;
   std::unordered_map<std::string, RealmStreamCounts> counts;
 
-  void post(std::function<void()> f) { boost::asio::post(io, std::move(f)); }
+  // Work for this thread, from any thread (from this one: to run after the current change). Coalesced:
+  // one asio post takes everything queued until this thread gets to it, so that a burst of publishes
+  // costs one wakeup and one lock of asio's queue, not one each. Runs in the order posted.
+  void post(std::function<void()> f);
+  void run_posted();
+  std::mutex posted_mu;
+  std::vector<std::function<void()>> posted;
+  std::vector<std::function<void()>> posted_spare;  // the other buffer: its capacity is kept
+
+  // Runs `then` on the streams thread once `ops` (and everything submitted before) is written. The ops of
+  // one turn of this thread go to the writer together, as one submission, when the turn ends
+  // (flush_writes, posted): the writer groups them anyway, and one submission and one callback post for
+  // a whole burst of publishes cost less than one each.
+  void submit(std::vector<store::Op> ops, std::function<void(const Status&)> then);
+  void flush_writes();
+  std::vector<store::Op> unsubmitted_ops;
+  std::vector<std::function<void(const Status&)>> unsubmitted_thens;
+  bool flush_posted = false;
   // Runs `f` on the streams thread once everything submitted to the writer before is written.
   void after_writes(std::function<void(const Status&)> f);
-  void submit(std::vector<store::Op> ops, std::function<void(const Status&)> then);
   void recount(const std::string& realm);
 
   // streams.cc: finding things.

@@ -13,16 +13,6 @@ constexpr std::array<std::string_view, 9> kFields = {"stream",  "seq",         "
                                                       "payload", "attachments", "time",    "msg_id"};
 static_assert(kFields.size() <= kMaxFields);
 
-void append_payload(std::string& out, const StreamMessage& m) {
-  const bool json = m.payload_format == StreamMessage::Payload::json;
-  append_key(out, "payload_format");
-  out.append(json ? "\"json\"" : "\"bytes\"");
-  out.push_back(',');
-  append_key(out, "payload");
-  if (json) out.append(m.payload);
-  else append_base64(out, m.payload.str());
-}
-
 void read_payload(Fields& f, StreamMessage& m) {
   const std::string format = f.string("payload_format");
   if (f.error()) return;
@@ -39,10 +29,24 @@ void read_payload(Fields& f, StreamMessage& m) {
 
 }  // namespace
 
-std::string encode_stream_message(const StreamMessage& m) {
+namespace {
+
+// The fields of a record, as views: encode_stream_message's and put_stream_message's one writer.
+struct MessageView {
+  std::string_view stream;
+  uint64_t seq;
+  std::string_view subject;
+  const std::string* headers;  // null: none
+  bool json_payload;
+  std::string_view payload;
+  const std::vector<std::string>* attachments;  // null: none
+  int64_t time_ms;
+  const std::string* msg_id;  // null: none
+};
+
+std::string encode(const MessageView& m) {
   std::string out;
-  out.reserve(160 + m.stream.size() + m.subject.size() + m.payload.size() * 4 / 3 +
-              (m.headers ? m.headers->size() : 0));
+  out.reserve(160 + m.stream.size() + m.subject.size() + m.payload.size() * 4 / 3 + (m.headers ? m.headers->size() : 0));
   out.push_back('{');
   append_key(out, "stream");
   append_string(out, m.stream);
@@ -56,10 +60,16 @@ std::string encode_stream_message(const StreamMessage& m) {
   append_key(out, "headers");
   out.append(m.headers ? *m.headers : "null");
   out.push_back(',');
-  append_payload(out, m);
+  append_key(out, "payload_format");
+  out.append(m.json_payload ? "\"json\"" : "\"bytes\"");
+  out.push_back(',');
+  append_key(out, "payload");
+  if (m.json_payload) out.append(m.payload);
+  else append_base64(out, m.payload);
   out.push_back(',');
   append_key(out, "attachments");
-  append_base64_array(out, m.attachments);
+  if (m.attachments) append_base64_array(out, *m.attachments);
+  else out.append("[]");
   out.push_back(',');
   append_key(out, "time");
   append_time(out, m.time_ms);
@@ -69,6 +79,14 @@ std::string encode_stream_message(const StreamMessage& m) {
   else out.append("null");
   out.push_back('}');
   return out;
+}
+
+}  // namespace
+
+std::string encode_stream_message(const StreamMessage& m) {
+  return encode({m.stream, m.seq, m.subject, m.headers ? &*m.headers : nullptr,
+                 m.payload_format == StreamMessage::Payload::json, m.payload.str(), &m.attachments, m.time_ms,
+                 m.msg_id ? &*m.msg_id : nullptr});
 }
 
 Result<StreamMessage> decode_stream_message(std::string_view text) {
@@ -98,6 +116,12 @@ std::string stream_message_key(std::string_view stream, uint64_t seq) {
 Op put(const StreamMessage& message) {
   return Op{Family::stream_message, Op::Kind::put, stream_message_key(message.stream, message.seq),
             encode_stream_message(message)};
+}
+
+Op put_stream_message(std::string_view stream, uint64_t seq, std::string_view subject, const std::string* headers,
+                      std::string_view bytes, int64_t time_ms, const std::string* msg_id) {
+  return Op{Family::stream_message, Op::Kind::put, stream_message_key(stream, seq),
+            encode({stream, seq, subject, headers, false, bytes, nullptr, time_ms, msg_id})};
 }
 
 Op erase_stream_message(std::string_view stream, uint64_t seq) {

@@ -46,6 +46,10 @@ Result<StreamMessage> decode_stream_message(std::string_view text);
 std::string stream_message_key(std::string_view stream, uint64_t seq);
 
 Op put(const StreamMessage& message);
+// The same as put() of a message with bytes as its payload and no attachments, from views: no copy of
+// the message is made on the way (the bus's stream.pub path). `headers`, `msg_id`: null for none.
+Op put_stream_message(std::string_view stream, uint64_t seq, std::string_view subject, const std::string* headers,
+                      std::string_view bytes, int64_t time_ms, const std::string* msg_id);
 Op erase_stream_message(std::string_view stream, uint64_t seq);
 
 }  // namespace siomq::store

@@ -3,7 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <iterator>
-#include <pthread.h>
+
+#include "wire/thread_role.h"
 
 namespace siomq::store {
 
@@ -16,7 +17,7 @@ std::optional<SyncMode> parse_sync_mode(std::string_view text) {
 
 Writer::Writer(Backend& backend, SyncMode mode, std::chrono::microseconds window, WriteObserver on_write)
     : backend_(&backend), mode_(mode), window_(window), on_write_(std::move(on_write)), thread_([this] {
-        pthread_setname_np(pthread_self(), "siomq-writer");
+        become_background_thread("siomq-writer");
         run();
       }) {}
 
