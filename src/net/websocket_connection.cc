@@ -228,7 +228,9 @@ void WebSocketConnection::flush() {
   if (writing_ || closed_ || queue_.empty()) return;
   if (tls_) return flush_tls();
   // Small frames are copied, header and payload, into one buffer: a write of many small messages is one
-  // sendmsg (Asio passes at most 64 buffers to a call). A large payload keeps its own buffer.
+  // sendmsg (Asio passes at most 64 buffers to a call). A large payload keeps its own buffer. The buffer
+  // is this thread's: most writes complete at once, and only one that must wait moves it into the
+  // connection (packed_), so that connections neither hold nor keep reallocating 64 KiB each.
   struct Segment {
     bool packed;
     size_t offset, size;  // packed: a range of packed_; else: the item's payload
@@ -238,11 +240,12 @@ void WebSocketConnection::flush() {
   // (write_done() may call it again, but only after this call has no more use for them).
   thread_local std::vector<Segment> segments;
   thread_local std::vector<asio::const_buffer> bufs;
+  thread_local std::string packed;
   segments.clear();
   bufs.clear();
+  packed.clear();
   size_t take = 0, large = 0;
-  packed_.clear();
-  for (; take < queue_.size() && packed_.size() < kPackLimit; ++take) {
+  for (; take < queue_.size() && packed.size() < kPackLimit; ++take) {
     const Item& item = queue_[take];
     bool big = item.bytes->size() >= kCopyLimit;
     if (big && large == kMaxLarge) break;
@@ -250,11 +253,11 @@ void WebSocketConnection::flush() {
     uint8_t h[ws::kMaxHeaderSize + 1];
     size_t n = ws::encode_header(h, item.opcode, true, item.bytes->size() + (prefix ? 1 : 0), nullptr);
     if (prefix) h[n++] = 4;
-    size_t at = packed_.size();
-    packed_.append(reinterpret_cast<const char*>(h), n);
-    if (!big) packed_.append(*item.bytes);
-    if (!segments.empty() && segments.back().packed) segments.back().size += packed_.size() - at;
-    else segments.push_back({true, at, packed_.size() - at, take});
+    size_t at = packed.size();
+    packed.append(reinterpret_cast<const char*>(h), n);
+    if (!big) packed.append(*item.bytes);
+    if (!segments.empty() && segments.back().packed) segments.back().size += packed.size() - at;
+    else segments.push_back({true, at, packed.size() - at, take});
     if (big) {
       segments.push_back({false, 0, item.bytes->size(), take});
       ++large;
@@ -262,10 +265,14 @@ void WebSocketConnection::flush() {
   }
   inflight_.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + take));
   queue_.erase(queue_.begin(), queue_.begin() + take);
-  for (const Segment& seg : segments) {
-    if (seg.packed) bufs.emplace_back(packed_.data() + seg.offset, seg.size);
-    else bufs.emplace_back(inflight_[seg.item].bytes->data(), seg.size);
-  }
+  auto fill_buffers = [this](const std::string& from) {
+    bufs.clear();
+    for (const Segment& seg : segments) {
+      if (seg.packed) bufs.emplace_back(from.data() + seg.offset, seg.size);
+      else bufs.emplace_back(inflight_[seg.item].bytes->data(), seg.size);
+    }
+  };
+  fill_buffers(packed);
   writing_ = true;
 
   // Most writes fit in the socket buffer: try once without waiting, then hand the rest to Asio.
@@ -281,6 +288,10 @@ void WebSocketConnection::flush() {
     write_done();
     return;
   }
+  // The rest waits for the socket: the packed bytes move into the connection (the buffers are pointed
+  // at them anew: a short string's bytes do not move with it).
+  packed_.swap(packed);
+  fill_buffers(packed_);
   size_t skip = written;
   auto it = bufs.begin();
   while (skip >= it->size()) skip -= (it++)->size();

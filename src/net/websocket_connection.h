@@ -85,7 +85,7 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   };
   std::vector<Item> queue_;     // waiting to be written
   std::vector<Item> inflight_;  // being written
-  std::string packed_;          // the in-flight write: headers, and payloads smaller than kCopyLimit
+  std::string packed_;          // an in-flight write that waits (TLS: any): headers, payloads < kCopyLimit
   size_t queued_bytes_ = 0;
   uint64_t queued_items_ = 0, written_items_ = 0;  // frames ever queued / written: receipts count them
   std::vector<std::pair<uint64_t, SentReceipt>> receipts_;  // (queued_items_ when asked, receipt), in order
