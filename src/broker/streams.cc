@@ -144,6 +144,9 @@ void Streams::State::flush_writes() {
   unsubmitted_thens.clear();
   std::vector<store::Op> ops = std::move(unsubmitted_ops);
   unsubmitted_ops.clear();
+  // The next turn's batch is likely as large: grown once, not doubling from one (bounded: a purge's
+  // batch of a million erases is not kept for the next).
+  unsubmitted_ops.reserve(std::min<size_t>(ops.size(), 4096));
   writer.submit(std::move(ops), [this, thens](const Status& status) {
     post([thens, status] {
       for (auto& then : *thens) {

@@ -3,8 +3,6 @@
 #include "wire/socketio.h"
 
 namespace siomq::surfaces::bus {
-namespace {
-
 Frames frames_of(std::string text, std::vector<Bytes> attachments) {
   auto frames = std::make_shared<std::vector<net::OutFrame>>();
   frames->reserve(1 + attachments.size());
@@ -12,6 +10,8 @@ Frames frames_of(std::string text, std::vector<Bytes> attachments) {
   for (auto& a : attachments) frames->push_back(net::OutFrame{std::move(a), true});
   return frames;
 }
+
+namespace {
 
 void append_member_name(std::string& out, std::string_view name) {
   if (out.back() != '{') out.push_back(',');
@@ -53,23 +53,28 @@ std::string ack_header(std::string_view nsp, uint64_t ack_id, size_t body, size_
 
 }  // namespace
 
-Frames ack_frames(std::string_view nsp, uint64_t ack_id, std::string_view json, std::vector<Bytes> attachments) {
-  std::string text = ack_header(nsp, ack_id, json.size() + 2, attachments.size());
+std::string ack_text(std::string_view nsp, uint64_t ack_id, std::string_view json, size_t attachments) {
+  std::string text = ack_header(nsp, ack_id, json.size() + 2, attachments);
   text.push_back('[');
   text.append(json);
   text.push_back(']');
-  return frames_of(std::move(text), std::move(attachments));
+  return text;
 }
 
 // Written in place, in one buffer: the answer every stream.pub gets is on the publish path.
-Frames ok_frames(std::string_view nsp, uint64_t ack_id, std::string_view fields, std::vector<Bytes> attachments) {
-  std::string text = ack_header(nsp, ack_id, fields.size() + 16, attachments.size());
+std::string ok_text(std::string_view nsp, uint64_t ack_id, std::string_view fields, size_t attachments) {
+  std::string text = ack_header(nsp, ack_id, fields.size() + 16, attachments);
   text.append("[{\"ok\":true");
   if (!fields.empty()) {
     text.push_back(',');
     text.append(fields);
   }
   text.append("}]");
+  return text;
+}
+
+Frames ack_frames(std::string_view nsp, uint64_t ack_id, std::string_view json, std::vector<Bytes> attachments) {
+  std::string text = ack_text(nsp, ack_id, json, attachments.size());
   return frames_of(std::move(text), std::move(attachments));
 }
 

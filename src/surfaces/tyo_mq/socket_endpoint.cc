@@ -39,15 +39,25 @@ void SocketEndpoint::send(FramesPtr frames) {
     if (auto s = socket_.lock()) s->send_frames(*frames);
     return;
   }
-  post_outgoing({std::move(frames), {}});
+  post_outgoing({std::move(frames), {}, {}});
+}
+
+void SocketEndpoint::send_text(std::string text) {
+  if (worker_.is_current()) {
+    net::OutFrame frame = net::text_frame(std::move(text));
+    if (auto s = socket_.lock()) s->send_frames({&frame, 1});
+    return;
+  }
+  post_outgoing({nullptr, std::move(text), {}});
 }
 
 void SocketEndpoint::when_sent(net::SentReceipt done) {
+  if (!done) return;  // (an Outgoing without frames or receipt is a text frame)
   if (worker_.is_current()) {
     if (auto s = socket_.lock()) return s->when_sent(std::move(done));
     return done(false);
   }
-  post_outgoing({nullptr, std::move(done)});
+  post_outgoing({nullptr, {}, std::move(done)});
 }
 
 void SocketEndpoint::post_outgoing(Outgoing item) {
@@ -74,6 +84,9 @@ void SocketEndpoint::drain_outbox() {
   for (auto& item : batch) {
     if (item.frames) {
       if (s) s->send_frames(*item.frames);
+    } else if (!item.receipt) {
+      net::OutFrame frame = net::text_frame(std::move(item.text));
+      if (s) s->send_frames({&frame, 1});
     } else if (s) {
       s->when_sent(std::move(item.receipt));
     } else {

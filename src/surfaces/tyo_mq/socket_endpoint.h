@@ -47,6 +47,9 @@ class SocketEndpoint : public broker::Endpoint,
 
   // Sends on the socket's worker: directly when called there, else through the outbox.
   void send(FramesPtr frames);
+  // The same for one text frame, made into a frame on the worker: a hot answer (stream.pub's) is then
+  // one allocation on the sending thread, and its frame is allocated and freed on one thread.
+  void send_text(std::string text);
   // broker::Endpoint: a copy as CONSUME-<key> (delivery.h), a presence change as its event.
   void deliver(const broker::Delivery& delivery) override;
   void notify(const broker::Presence& presence) override;
@@ -65,8 +68,9 @@ class SocketEndpoint : public broker::Endpoint,
   // Frames sent from other threads (the durable queues): one post to the worker takes all of them.
   // A receipt rides in the same queue, so it is asked for after the frames sent before it.
   struct Outgoing {
-    FramesPtr frames;
-    net::SentReceipt receipt;
+    FramesPtr frames;         // frames to send, or
+    std::string text;         // one text frame to send (when `frames` and `receipt` are empty), or
+    net::SentReceipt receipt; // a receipt to ask for
   };
   void post_outgoing(Outgoing item);
   std::mutex outbox_mu_;
