@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <exception>
@@ -14,7 +16,26 @@
 
 using namespace siomq;
 
+namespace {
+
+// glibc's malloc, set for a server whose messages are allocated on one thread and freed on another
+// (an io worker parses a publish, the streams or queues thread frees it; that thread encodes an answer,
+// the worker frees it). By default an arena whose top grows free past 128 KiB is trimmed at once and
+// regrown by the next burst (mprotect, then a page fault per page touched), and allocations from 128
+// KiB up are each an mmap. A stream publish profile on one core spent ~10% there. Kept instead: up to
+// 32 MiB free at the top of an arena, grown 8 MiB at a time (address space: pages cost memory only once
+// touched), mmap from 4 MiB. Measured on one core: stream.pub acked 150k -> 160-166k/s, durable
+// acked +4%, core pub/sub unchanged.
+void tune_malloc() {
+  mallopt(M_TRIM_THRESHOLD, 32 << 20);
+  mallopt(M_TOP_PAD, 8 << 20);
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  tune_malloc();
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"siomq-server: a Socket.IO message broker, a drop-in tyo-mq server"};
   server::ServerOptions opt;
