@@ -49,7 +49,7 @@ std::optional<uint64_t> Stream::duplicate(std::string_view msg_id, int64_t now_m
 }
 
 void Stream::index(uint64_t seq, const Entry& e) {
-  by_subject_[e.message->subject].insert(seq);
+  by_subject_[e.message->subject].put(seq, {});
   state_.bytes += e.bytes;
   ++state_.messages;
 }
@@ -61,7 +61,7 @@ uint64_t Stream::append(BusMessagePtr message, std::string msg_id, int64_t now_m
     auto it = by_subject_.find(message->subject);
     while (it != by_subject_.end() && !it->second.empty() &&
            it->second.size() >= static_cast<size_t>(config_.max_msgs_per_subject)) {
-      uint64_t oldest = *it->second.begin();
+      uint64_t oldest = it->second.first_seq();
       remove(oldest);
       removed.push_back(oldest);
       it = by_subject_.find(message->subject);
@@ -69,10 +69,7 @@ uint64_t Stream::append(BusMessagePtr message, std::string msg_id, int64_t now_m
   }
   trim(removed, 1, bytes);
   uint64_t seq = skip(now_ms, msg_id);
-  Entry& e = messages_[seq];
-  e.message = std::move(message);
-  e.msg_id = std::move(msg_id);
-  e.bytes = bytes;
+  const Entry& e = messages_.put(seq, Entry{std::move(message), std::move(msg_id), bytes});
   index(seq, e);
   refresh_bounds();
   return seq;
@@ -90,14 +87,13 @@ uint64_t Stream::skip(int64_t now_ms, std::string msg_id) {
 }
 
 void Stream::restore(uint64_t seq, BusMessagePtr message, std::string msg_id) {
-  Entry& e = messages_[seq];
-  e.bytes = stream_bytes(*message);
+  if (messages_.find(seq)) return;  // (a store holds one record per seq)
   if (!msg_id.empty() && config_.dedup_window_ms > 0) {
     ids_[msg_id] = {seq, message->timestamp_ms};
     id_order_.emplace_back(message->timestamp_ms, msg_id);
   }
-  e.message = std::move(message);
-  e.msg_id = std::move(msg_id);
+  const size_t bytes = stream_bytes(*message);
+  const Entry& e = messages_.put(seq, Entry{std::move(message), std::move(msg_id), bytes});
   index(seq, e);
   if (seq > state_.last_seq) state_.last_seq = seq;
   refresh_bounds();
@@ -115,25 +111,22 @@ void Stream::refresh_bounds() {
     state_.first_ts_ms = state_.last_ts_ms = 0;
     return;
   }
-  state_.first_seq = messages_.begin()->first;
-  state_.first_ts_ms = messages_.begin()->second.message->timestamp_ms;
-  state_.last_ts_ms = messages_.rbegin()->second.message->timestamp_ms;
+  state_.first_seq = messages_.first_seq();
+  state_.first_ts_ms = messages_.first().message->timestamp_ms;
+  state_.last_ts_ms = messages_.last().message->timestamp_ms;
 }
 
-const Stream::Entry* Stream::get(uint64_t seq) const {
-  auto it = messages_.find(seq);
-  return it == messages_.end() ? nullptr : &it->second;
-}
+const Stream::Entry* Stream::get(uint64_t seq) const { return messages_.find(seq); }
 
 const Stream::Entry* Stream::last_by_subject(std::string_view subject) const {
   auto it = by_subject_.find(std::string(subject));
   if (it == by_subject_.end() || it->second.empty()) return nullptr;
-  return get(*it->second.rbegin());
+  return get(it->second.last_seq());
 }
 
 uint64_t Stream::last_seq_of_subject(std::string_view subject) const {
   auto it = by_subject_.find(std::string(subject));
-  return it == by_subject_.end() || it->second.empty() ? 0 : *it->second.rbegin();
+  return it == by_subject_.end() || it->second.empty() ? 0 : it->second.last_seq();
 }
 
 std::optional<uint64_t> Stream::next(uint64_t after, std::string_view filter) const {
@@ -141,62 +134,72 @@ std::optional<uint64_t> Stream::next(uint64_t after, std::string_view filter) co
   if (!filter.empty() && filter.find('*') == std::string_view::npos && filter.find('>') == std::string_view::npos) {
     auto it = by_subject_.find(std::string(filter));
     if (it == by_subject_.end()) return std::nullopt;
-    auto s = it->second.upper_bound(after);
-    return s == it->second.end() ? std::nullopt : std::optional<uint64_t>(*s);
+    std::optional<uint64_t> found;
+    it->second.each_after(after, [&found](uint64_t seq, const Present&) {
+      found = seq;
+      return false;
+    });
+    return found;
   }
-  for (auto it = messages_.upper_bound(after); it != messages_.end(); ++it) {
-    if (matches(filter, it->second.message->subject)) return it->first;
-  }
-  return std::nullopt;
+  std::optional<uint64_t> found;
+  messages_.each_after(after, [&](uint64_t seq, const Entry& e) {
+    if (!matches(filter, e.message->subject)) return true;
+    found = seq;
+    return false;
+  });
+  return found;
 }
 
 uint64_t Stream::seq_at_time(int64_t time_ms) const {
-  for (const auto& [seq, e] : messages_) {
-    if (e.message->timestamp_ms >= time_ms) return seq;
-  }
-  return state_.last_seq + 1;
+  uint64_t found = state_.last_seq + 1;
+  messages_.each([&](uint64_t seq, const Entry& e) {
+    if (e.message->timestamp_ms < time_ms) return true;
+    found = seq;
+    return false;
+  });
+  return found;
 }
 
 uint64_t Stream::last_matching(std::string_view filter) const {
-  for (auto it = messages_.rbegin(); it != messages_.rend(); ++it) {
-    if (matches(filter, it->second.message->subject)) return it->first;
-  }
-  return 0;
+  uint64_t found = 0;
+  messages_.each_newest_first([&](uint64_t seq, const Entry& e) {
+    if (!matches(filter, e.message->subject)) return true;
+    found = seq;
+    return false;
+  });
+  return found;
 }
 
 uint64_t Stream::count_after(uint64_t after, std::string_view filter) const {
-  if (filter.empty()) return static_cast<uint64_t>(std::distance(messages_.upper_bound(after), messages_.end()));
   uint64_t n = 0;
-  for (auto it = messages_.upper_bound(after); it != messages_.end(); ++it) {
-    if (matches(filter, it->second.message->subject)) ++n;
-  }
+  messages_.each_after(after, [&](uint64_t, const Entry& e) {
+    if (matches(filter, e.message->subject)) ++n;
+    return true;
+  });
   return n;
 }
 
 bool Stream::remove(uint64_t seq) {
-  auto it = messages_.find(seq);
-  if (it == messages_.end()) return false;
-  auto s = by_subject_.find(it->second.message->subject);
+  const Entry* e = messages_.find(seq);
+  if (!e) return false;
+  auto s = by_subject_.find(e->message->subject);
   if (s != by_subject_.end()) {
     s->second.erase(seq);
     if (s->second.empty()) by_subject_.erase(s);
   }
-  state_.bytes -= it->second.bytes;
+  state_.bytes -= e->bytes;
   --state_.messages;
-  messages_.erase(it);
+  messages_.erase(seq);
   refresh_bounds();
   return true;
 }
 
 std::vector<uint64_t> Stream::purge(std::string_view subject, uint64_t keep) {
   std::vector<uint64_t> victims;
-  if (subject.empty()) {
-    for (const auto& [seq, e] : messages_) victims.push_back(seq);
-  } else {
-    for (const auto& [seq, e] : messages_) {
-      if (siomq::bus::subject_matches(subject, e.message->subject)) victims.push_back(seq);
-    }
-  }
+  messages_.each([&](uint64_t seq, const Entry& e) {
+    if (subject.empty() || siomq::bus::subject_matches(subject, e.message->subject)) victims.push_back(seq);
+    return true;
+  });
   // `keep` keeps the newest N of what would be purged.
   victims.resize(victims.size() > keep ? victims.size() - keep : 0);
   for (uint64_t seq : victims) remove(seq);
@@ -206,8 +209,8 @@ std::vector<uint64_t> Stream::purge(std::string_view subject, uint64_t keep) {
 std::vector<uint64_t> Stream::expire(int64_t now_ms) {
   std::vector<uint64_t> gone;
   if (config_.max_age_ms <= 0) return gone;
-  while (!messages_.empty() && messages_.begin()->second.message->timestamp_ms + config_.max_age_ms <= now_ms) {
-    uint64_t seq = messages_.begin()->first;
+  while (!messages_.empty() && messages_.first().message->timestamp_ms + config_.max_age_ms <= now_ms) {
+    uint64_t seq = messages_.first_seq();
     remove(seq);
     gone.push_back(seq);
   }
@@ -216,7 +219,7 @@ std::vector<uint64_t> Stream::expire(int64_t now_ms) {
 
 std::optional<int64_t> Stream::next_expiry_ms() const {
   if (config_.max_age_ms <= 0 || messages_.empty()) return std::nullopt;
-  return messages_.begin()->second.message->timestamp_ms + config_.max_age_ms;
+  return messages_.first().message->timestamp_ms + config_.max_age_ms;
 }
 
 void Stream::trim(std::vector<uint64_t>& removed, size_t extra_msgs, size_t extra_bytes) {
@@ -226,7 +229,7 @@ void Stream::trim(std::vector<uint64_t>& removed, size_t extra_msgs, size_t extr
     return config_.max_bytes > 0 && state_.bytes + extra_bytes > static_cast<uint64_t>(config_.max_bytes);
   };
   while (over()) {
-    uint64_t seq = messages_.begin()->first;
+    uint64_t seq = messages_.first_seq();
     remove(seq);
     removed.push_back(seq);
   }
@@ -239,7 +242,12 @@ std::vector<uint64_t> Stream::apply_limits(int64_t now_ms) {
     for (const auto& [subject, seqs] : by_subject_) {
       size_t excess = seqs.size() > static_cast<size_t>(config_.max_msgs_per_subject)
                           ? seqs.size() - static_cast<size_t>(config_.max_msgs_per_subject) : 0;
-      for (auto it = seqs.begin(); excess > 0; ++it, --excess) over.push_back(*it);
+      seqs.each([&](uint64_t seq, const Present&) {
+        if (excess == 0) return false;
+        over.push_back(seq);
+        --excess;
+        return true;
+      });
     }
     for (uint64_t seq : over) remove(seq);
     removed.insert(removed.end(), over.begin(), over.end());

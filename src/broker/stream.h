@@ -9,22 +9,21 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "broker/bus_message.h"
+#include "broker/seq_log.h"
 #include "broker/stream_config.h"
 #include "wire/result.h"
 
 namespace siomq::broker {
 
 // What a stored message costs against the byte limits besides its subject, header and data: what keeping
-// it takes in memory (the BusMessage and its strings, its map node, its entry in the subject index, and
+// it takes in memory (the BusMessage and its strings, its slot in the log, its entry in the subject index, and
 // the subject again as that index's key), measured roughly, so that the byte caps bound real memory.
 inline constexpr size_t kStreamMessageOverhead = 384;
 // Message ids a stream remembers for duplicate detection, at most; past it the oldest are forgotten
@@ -90,7 +89,14 @@ class Stream {
   std::vector<uint64_t> apply_limits(int64_t now_ms);
 
   const StreamState& state() const { return state_; }
-  const std::map<uint64_t, Entry>& messages() const { return messages_; }
+  // f(seq, entry) for every stored message, oldest first.
+  template <class F>
+  void each_message(F&& f) const {
+    messages_.each([&f](uint64_t seq, const Entry& e) {
+      f(seq, e);
+      return true;
+    });
+  }
 
  private:
   void index(uint64_t seq, const Entry& e);
@@ -101,8 +107,9 @@ class Stream {
 
   StreamConfig config_;
   int64_t created_ms_;
-  std::map<uint64_t, Entry> messages_;
-  std::unordered_map<std::string, std::set<uint64_t>> by_subject_;
+  struct Present {};
+  SeqLog<Entry> messages_;
+  std::unordered_map<std::string, SeqLog<Present>> by_subject_;  // each subject's seqs
   // Message ids within the dedup window: id -> (seq, time stored), and their order of arrival.
   std::unordered_map<std::string, std::pair<uint64_t, int64_t>> ids_;
   std::deque<std::pair<int64_t, std::string>> id_order_;

@@ -88,7 +88,7 @@ void State::drop_stream(RealmRt& r, StreamRt& s, std::vector<store::Op>& ops) {
   for (auto& [name, c] : s.consumers) drop_consumer(*c, &ops);
   s.consumers.clear();
   if (s.file()) {
-    for (const auto& [seq, e] : s.log.messages()) ops.push_back(store::erase_stream_message(s.store_name, seq));
+    s.log.each_message([&ops, &s](uint64_t seq, const Stream::Entry&) { ops.push_back(store::erase_stream_message(s.store_name, seq)); });
     ops.push_back(store::erase_directory_entry("bus_streams", s.realm, s.log.config().name));
   }
   r.bytes -= s.log.state().bytes;
@@ -311,7 +311,7 @@ void Streams::remove_consumer(std::string realm, std::string stream, std::string
     // stream keeps a message until it is acked, whoever is left.)
     if (st->log.config().retention == Retention::interest) {
       std::vector<uint64_t> seqs;
-      for (const auto& [seq, e] : st->log.messages()) seqs.push_back(seq);
+      st->log.each_message([&seqs](uint64_t seq, const Stream::Entry&) { seqs.push_back(seq); });
       for (uint64_t seq : seqs) s.after_ack(*st, seq);
     }
     s.recount(realm);

@@ -342,18 +342,12 @@ void Streams::State::append_records(std::vector<store::Op>& ops) const {
     for (const auto& [name, st] : r.streams) {
       if (!st->file()) continue;
       ops.push_back(s.config_record(*st));
-      for (const auto& [seq, e] : st->log.messages()) {
-        store::StreamMessage m;
-        m.stream = st->store_name;
-        m.seq = seq;
-        m.subject = e.message->subject;
-        if (!e.message->header.empty()) m.headers = e.message->header;
-        m.payload_format = store::StreamMessage::Payload::bytes;
-        m.payload = e.message->data;
-        m.time_ms = e.message->timestamp_ms;
-        if (!e.msg_id.empty()) m.msg_id = e.msg_id;
-        ops.push_back(store::put(m));
-      }
+      const StreamRt& stream = *st;
+      stream.log.each_message([&ops, &stream](uint64_t seq, const Stream::Entry& e) {
+        const BusMessage& m = *e.message;
+        ops.push_back(store::put_stream_message(stream.store_name, seq, m.subject, m.header.empty() ? nullptr : &m.header,
+                                                m.data, m.timestamp_ms, e.msg_id.empty() ? nullptr : &e.msg_id));
+      });
       for (const auto& [cname, c] : st->consumers) ops.push_back(store::put(s.record_of(*c)));
     }
   }
