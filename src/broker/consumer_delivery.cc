@@ -44,9 +44,21 @@ int64_t State::ack_wait_ms(const ConsumerRt& c, uint64_t deliveries) const {
 }
 
 void State::settle(ConsumerRt& c, uint64_t seq) {
-  c.pending.erase(seq);
+  if (c.pending.erase(seq)) charge_pending(*c.stream, -1);
   c.redeliver.erase(seq);
   ack_timers.cancel({c.id, seq});
+}
+
+bool State::pending_room(const StreamRt& st) const {
+  auto it = realms.find(st.realm);
+  return it != realms.end() && it->second.bytes + kPendingEntryBytes <= options.max_bytes_per_realm &&
+         total_bytes + kPendingEntryBytes <= options.max_bytes_total;
+}
+
+void State::charge_pending(const StreamRt& st, int64_t entries) {
+  const int64_t bytes = entries * static_cast<int64_t>(kPendingEntryBytes);
+  if (RealmRt* r = realm_of(st.realm)) r->bytes += bytes;
+  total_bytes += bytes;
 }
 
 void State::update_floor(ConsumerRt& c) {
@@ -73,7 +85,9 @@ std::vector<BusMessagePtr> State::take(ConsumerRt& c, size_t max) {
       unacked_free.push_back(seq);
       return;
     }
-    Pending& p = c.pending[seq];
+    auto slot = c.pending.try_emplace(seq);
+    if (slot.second) charge_pending(st, 1);
+    Pending& p = slot.first->second;
     p.consumer_seq = c.delivered_consumer;
     ++p.deliveries;
     p.last_delivered_ms = now;
@@ -98,7 +112,7 @@ std::vector<BusMessagePtr> State::take(ConsumerRt& c, size_t max) {
     send(seq, *e);
   }
   while (out.size() < max) {
-    if (acking && c.config.max_ack_pending > 0 && c.pending.size() >= static_cast<size_t>(c.config.max_ack_pending)) break;
+    if (acking && (c.pending.size() >= ack_pending_cap(c) || !pending_room(st))) break;
     auto next = st.log.next(c.delivered_stream, c.config.filter_subject);
     if (!next || *next > st.committed) break;
     send(*next, *st.log.get(*next));

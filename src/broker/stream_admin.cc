@@ -67,6 +67,7 @@ void State::bind_subjects(const std::string& realm) {
 
 void State::drop_consumer(ConsumerRt& c, std::vector<store::Op>* ops) {
   for (const auto& [seq, p] : c.pending) ack_timers.cancel({c.id, seq});
+  charge_pending(*c.stream, -static_cast<int64_t>(c.pending.size()));
   // What waits for the consumer's next record write is answered now: there will be none.
   auto waiting_flush = std::move(c.next_flush);
   c.next_flush.clear();

@@ -52,7 +52,9 @@ struct ConsumerConfig {
 // Bounds on what one config may ask for.
 inline constexpr size_t kMaxStreamSubjects = 256;
 inline constexpr size_t kMaxBackoffSteps = 64;
-inline constexpr int64_t kMaxAckPendingLimit = 100000;
+// Unacked deliveries per consumer at most, also what -1 (no limit) gets: a consumer's record, rewritten
+// whole on each change that must be durable, lists every one of them.
+inline constexpr int64_t kMaxAckPendingLimit = 10000;
 
 // 1–64 characters of A-Za-z0-9_- (§5).
 bool valid_stream_name(std::string_view name);

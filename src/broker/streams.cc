@@ -301,6 +301,7 @@ std::vector<store::Op> Streams::load(const store::Contents& contents) {
       c->pending[p.stream_seq] = State::Pending{++cseq, p.deliveries, p.last_delivered_ms, true};
       c->redeliver.insert(p.stream_seq);
     }
+    s.charge_pending(*st, static_cast<int64_t>(c->pending.size()));
     s.consumers_by_id[c->id] = c.get();
     s.realms[st->realm].consumer_stream[cs.consumer] = st;
     st->consumers[cs.consumer] = std::move(c);

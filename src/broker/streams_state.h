@@ -168,6 +168,17 @@ struct Streams::State {
   void flush(ConsumerRt& c, std::function<void(const Status&)> then);
   store::ConsumerState record_of(const ConsumerRt& c) const;
   void settle(ConsumerRt& c, uint64_t seq);  // forget a pending seq (acked, termed, gone)
+  // Each unacked delivery a consumer tracks (its pending entry, its ack-wait deadline, its place in the
+  // redelivery set) counts this much against the realm's and the server's stream bytes, like a stored
+  // message: max_ack_pending bounds one consumer, this bounds them all together.
+  static constexpr uint64_t kPendingEntryBytes = 192;
+  bool pending_room(const StreamRt& st) const;
+  void charge_pending(const StreamRt& st, int64_t entries);
+  // max_ack_pending as enforced: the consumer's, or the server's cap when it asked for no limit.
+  static size_t ack_pending_cap(const ConsumerRt& c) {
+    const int64_t asked = c.config.max_ack_pending;
+    return static_cast<size_t>(asked > 0 && asked < kMaxAckPendingLimit ? asked : kMaxAckPendingLimit);
+  }
   void update_floor(ConsumerRt& c);
   int64_t ack_wait_ms(const ConsumerRt& c, uint64_t deliveries) const;
   bool exhausted(const ConsumerRt& c, const Pending& p) const {

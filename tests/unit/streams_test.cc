@@ -33,8 +33,8 @@ struct Engine {
   ControlledBackend backend;
   Broker broker;
   store::Writer writer{backend, store::SyncMode::always, std::chrono::microseconds(0)};
-  Streams streams{broker, writer, {}};
-  Engine() { streams.start(); }
+  Streams streams;
+  explicit Engine(StreamsOptions options = {}) : streams(broker, writer, options) { streams.start(); }
   ~Engine() {
     backend.set(ControlledBackend::Mode::ok);
     streams.stop();
@@ -45,6 +45,12 @@ struct Engine {
     auto [done, fut] = answer<T>();
     f(done);
     return wait(fut);
+  }
+  Result<std::vector<BusMessagePtr>> pull(size_t batch) {
+    return call<std::vector<BusMessagePtr>>([&](auto done) { streams.pull("r", PullRequest{"c", batch, 0, true}, done); });
+  }
+  Result<Ok> ack(uint64_t seq) {
+    return call<Ok>([&](auto done) { streams.acknowledge("r", "c", seq, Streams::AckKind::ack, 0, "", done); });
   }
   Result<PublishAck> publish(std::string subject) {
     return call<PublishAck>([&](auto done) {
@@ -100,6 +106,58 @@ TEST(Streams, DeletingAConsumerAnswersWhatWaitsForItsRecord) {
   ASSERT_FALSE(r2);
   EXPECT_EQ(r2.error().code, 404);
   EXPECT_TRUE(wait(deleted));
+}
+
+// Regression (security review of issue 15): max_ack_pending -1 let one consumer track any number of
+// unacked deliveries, each in memory and in its record (rewritten whole per change).
+TEST(Streams, NoAckPendingLimitMeansTheServersCap) {
+  Engine e;
+  ASSERT_TRUE(e.call<StreamInfo>([&](auto done) {
+    e.streams.create("r", stream_config(R"({"name":"S","storage":"memory"})"), false, done);
+  }));
+  const size_t cap = static_cast<size_t>(kMaxAckPendingLimit);
+  for (size_t i = 0; i < cap + 5; ++i) ASSERT_TRUE(e.publish("S"));
+  ConsumerConfig c = parse_consumer_config(R"({"stream":"S","name":"c","max_ack_pending":-1})").value();
+  ASSERT_TRUE(e.call<ConsumerInfo>([&](auto done) { e.streams.add_consumer("r", c, done); }));
+  size_t out = 0;
+  for (;;) {
+    auto pulled = e.pull(1000);
+    ASSERT_TRUE(pulled);
+    if (pulled->empty()) break;
+    out += pulled->size();
+  }
+  EXPECT_EQ(out, cap);
+  ASSERT_TRUE(e.ack(1));
+  auto more = e.pull(1000);
+  ASSERT_TRUE(more);
+  EXPECT_EQ(more->size(), 1u) << "an ack makes room for one more";
+}
+
+// Regression (security review of issue 15): unacked deliveries took memory outside every budget. Now
+// each counts kPendingEntryBytes against the realm's stream bytes: deliveries stop, and publishes are
+// refused, when the realm is full; acks give the room back.
+TEST(Streams, UnackedDeliveriesCountAgainstTheRealmsBytes) {
+  const uint64_t message = 2 * 1 + 4 + kStreamMessageOverhead;  // subject "S", data "data"
+  const uint64_t entry = 192;  // Streams::State::kPendingEntryBytes
+  StreamsOptions options;
+  options.max_bytes_per_realm = 10 * message + 3 * entry;
+  Engine e(options);
+  ASSERT_TRUE(e.call<StreamInfo>([&](auto done) {
+    e.streams.create("r", stream_config(R"({"name":"S","storage":"memory"})"), false, done);
+  }));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(e.publish("S"));
+  ConsumerConfig c = parse_consumer_config(R"({"stream":"S","name":"c"})").value();
+  ASSERT_TRUE(e.call<ConsumerInfo>([&](auto done) { e.streams.add_consumer("r", c, done); }));
+  auto pulled = e.pull(10);
+  ASSERT_TRUE(pulled);
+  EXPECT_EQ(pulled->size(), 3u) << "room for three unacked deliveries";
+  auto refused = e.publish("S");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, 503);
+  ASSERT_TRUE(e.ack(1));
+  auto again = e.pull(10);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->size(), 1u) << "an ack gives its room back";
 }
 
 }  // namespace
