@@ -72,6 +72,17 @@ class SeqLog {
     return true;
   }
 
+  // Live values with a seq above `after`: O(log n) while the log holds no tombstone (a log that only
+  // loses its oldest values never does), else a walk from there.
+  size_t count_after(uint64_t after) const {
+    if (after == UINT64_MAX) return 0;
+    auto from = lower(after + 1);
+    if (dead_ == 0) return static_cast<size_t>(slots_.end() - from);
+    size_t n = 0;
+    for (; from != slots_.end(); ++from) n += from->live ? 1 : 0;
+    return n;
+  }
+
   // The oldest and the newest live seq and value; the log must not be empty.
   uint64_t first_seq() const { return slots_.front().seq; }
   const V& first() const { return slots_.front().value; }

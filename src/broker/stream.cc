@@ -171,6 +171,12 @@ uint64_t Stream::last_matching(std::string_view filter) const {
 }
 
 uint64_t Stream::count_after(uint64_t after, std::string_view filter) const {
+  if (filter.empty()) return messages_.count_after(after);
+  // An exact filter counts in its subject's own index.
+  if (filter.find('*') == std::string_view::npos && filter.find('>') == std::string_view::npos) {
+    auto it = by_subject_.find(std::string(filter));
+    return it == by_subject_.end() ? 0 : it->second.count_after(after);
+  }
   uint64_t n = 0;
   messages_.each_after(after, [&](uint64_t, const Entry& e) {
     if (matches(filter, e.message->subject)) ++n;

@@ -74,7 +74,8 @@ class Stream {
   uint64_t seq_at_time(int64_t time_ms) const;
   // The newest seq whose subject matches `filter` (0: none).
   uint64_t last_matching(std::string_view filter) const;
-  // Messages after `after` matching `filter` (num_pending). Linear in the messages after `after`.
+  // Messages after `after` matching `filter` (num_pending). O(log n) for no filter or an exact one while
+  // the log has no holes (only its oldest messages removed); else linear in the messages after `after`.
   uint64_t count_after(uint64_t after, std::string_view filter) const;
   uint64_t last_seq_of_subject(std::string_view subject) const;
 

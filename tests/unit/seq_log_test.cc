@@ -62,6 +62,18 @@ TEST(SeqLog, OutOfOrderPutsLandInPlaceAndReplace) {
   EXPECT_EQ(seqs_after(log, UINT64_MAX), std::vector<uint64_t>{});
 }
 
+TEST(SeqLog, CountAfterWithAndWithoutTombstones) {
+  SeqLog<std::string> log;
+  for (uint64_t seq = 1; seq <= 10; ++seq) log.put(seq, "x");
+  log.erase(1);  // the front: no tombstone
+  EXPECT_EQ(log.count_after(0), 9u);
+  EXPECT_EQ(log.count_after(5), 5u);
+  log.erase(7);  // a tombstone
+  EXPECT_EQ(log.count_after(5), 4u);
+  EXPECT_EQ(log.count_after(10), 0u);
+  EXPECT_EQ(log.count_after(UINT64_MAX), 0u);
+}
+
 TEST(SeqLog, NewestFirstAndEarlyStop) {
   SeqLog<std::string> log;
   for (uint64_t seq = 1; seq <= 5; ++seq) log.put(seq, "x");
@@ -94,6 +106,11 @@ TEST(SeqLog, MatchesAMapUnderRandomErasures) {
     }
     ASSERT_EQ(log.size(), model.size());
     ASSERT_LE(log.slots(), 2 * log.size() + 33);
+    if (step % 101 == 0) {
+      const uint64_t after = next > 1 ? rng() % next : 0;
+      size_t want = static_cast<size_t>(std::distance(model.upper_bound(after), model.end()));
+      ASSERT_EQ(log.count_after(after), want) << "after " << after;
+    }
     if (step % 997 == 0 || model.size() < 4) {
       std::vector<uint64_t> want;
       for (const auto& [seq, v] : model) want.push_back(seq);
