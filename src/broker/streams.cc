@@ -195,7 +195,7 @@ void Streams::publish(std::string realm, PublishRequest request, Done<PublishAck
   });
 }
 
-void Streams::capture(std::string realm, BusMessagePtr message) {
+void Streams::capture(std::string realm, BusMessagePtr message, std::string msg_id) {
   State& s = *state_;
   // A core pub promised nothing: when the thread is that far behind, the stream does not get it.
   const uint64_t bytes = message->size();
@@ -203,9 +203,9 @@ void Streams::capture(std::string realm, BusMessagePtr message) {
     s.queued.fetch_sub(bytes, std::memory_order_relaxed);
     return;
   }
-  s.post([&s, bytes, realm = std::move(realm), message = std::move(message)] {
+  s.post([&s, bytes, realm = std::move(realm), message = std::move(message), msg_id = std::move(msg_id)] {
     s.queued.fetch_sub(bytes, std::memory_order_relaxed);
-    PublishRequest req{message->subject, message->header, message->data, {}, {}, std::nullopt, std::nullopt, true};
+    PublishRequest req{message->subject, message->header, message->data, msg_id, {}, std::nullopt, std::nullopt, true};
     s.store_message(realm, req, [](const Result<PublishAck>&) {});
   });
 }

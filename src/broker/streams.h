@@ -116,8 +116,9 @@ class Streams {
 
   // Data plane (§4). stream.pub: answered once durable; 404 when no stream binds the subject.
   void publish(std::string realm, PublishRequest request, Done<PublishAck> done);
-  // A core `pub` on a subject a stream binds (§8.8): stored, nobody answered.
-  void capture(std::string realm, BusMessagePtr message);
+  // A core `pub` on a subject a stream binds (§8.8): stored (once per `msg_id` within the dedup window,
+  // when not empty), nobody answered.
+  void capture(std::string realm, BusMessagePtr message, std::string msg_id = {});
   // consumer.pull: the messages (each with its StreamOrigin) once at least one is there or the wait ends.
   void pull(std::string realm, PullRequest request, Done<std::vector<BusMessagePtr>> done);
   enum class AckKind { ack, nak, term, progress };

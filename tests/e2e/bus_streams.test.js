@@ -107,6 +107,15 @@ test('stream.pub: seq, dedup by msg_id and Msg-Id, expectations, 404 and 409, di
   await waitFor(async () => (await call(ctl, 'stream.info', { name: 'KV' })).state.messages === 7);
   await waitFor(() => got.length === 2);
   assert.deepEqual(got.map((m) => m.data.toString()).sort(), ['both', 'core']);
+  // Regression: a core pub's Msg-Id header deduplicates in the stream as a stream.pub's does (§8.9):
+  // subscribers get both copies (core pub is at-most-once, nothing is deduplicated there), the stream one.
+  await ok(data, 'pub', { subject: 'kv.dup', data: 'd1', header: { 'msg-id': 'dup-1' } });
+  await ok(data, 'pub', { subject: 'kv.dup', data: 'd2', header: { 'Msg-Id': 'dup-1' } });
+  await ok(data, 'stream.pub', { subject: 'kv.dup', data: 'd3', msg_id: 'dup-1' }).then((r) => assert.equal(r.duplicate, true));
+  await waitFor(() => got.length === 4);
+  const info = await call(ctl, 'stream.info', { name: 'KV' });
+  assert.equal(info.state.messages, 8, 'one kv.dup message stored');
+  assert.equal((await ok(ctl, 'stream.get', { name: 'KV', last_by_subject: 'kv.dup' })).message.data.toString(), 'd1');
 });
 
 test('limits: discard old and new, max_msg_size 413, per subject, max_bytes, max_age_ms, purge keeps seqs', async (t) => {

@@ -8,6 +8,7 @@
 #include "surfaces/bus/bus_socket.h"
 #include "surfaces/bus/bus_stats.h"
 #include "surfaces/bus/core_requests.h"
+#include "surfaces/bus/fields.h"
 #include "surfaces/bus/tyo_bridge.h"
 #include "surfaces/http/metrics.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
@@ -89,8 +90,13 @@ size_t publish_core(BusContext& ctx, const std::string& realm, const broker::Bus
     return r.bus().route(message->subject, targets);
   });
   broker::deliver(targets, message);
-  // A stream binding the subject stores it too (§8.8); the core subscribers have their copies already.
-  if (bound && ctx.streams) ctx.streams->capture(realm, message);
+  // A stream binding the subject stores it too (§8.8), deduplicated by its Msg-Id header as a stream.pub
+  // would be (§8.9); the core subscribers have their copies already.
+  if (bound && ctx.streams) {
+    std::optional<std::string> msg_id;
+    if (!message->header.empty()) (void)read_header(message->header, &msg_id);
+    ctx.streams->capture(realm, message, msg_id && msg_id->size() <= kMaxMsgIdBytes ? std::move(*msg_id) : "");
+  }
   if (!from_tyo && !ctx.options.tyo_bridge_realms.empty() && message->subject.starts_with(kTyoPrefix))
     bridge_to_tyo(ctx, realm, *message);
   return copies;

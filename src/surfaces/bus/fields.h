@@ -28,6 +28,9 @@ Result<std::string> read_data(std::string_view raw, std::span<const std::string>
 // key kept, in first-seen order); `msg_id` gets the value of a `Msg-Id` key (any case).
 inline constexpr size_t kMaxHeaderEntries = 256;
 inline constexpr size_t kMaxHeaderBytes = 64 * 1024;
+// msg_id and Msg-Id: longer is 400 on stream.pub; a captured core pub with a longer one is stored
+// without dedup.
+inline constexpr size_t kMaxMsgIdBytes = 256;
 Result<std::string> read_header(std::string_view raw, std::optional<std::string>* msg_id = nullptr);
 
 }  // namespace siomq::surfaces::bus

@@ -33,7 +33,7 @@ Result<broker::PublishRequest> parse_stream_pub(std::string_view args, std::span
   Fields f(*object, {"subject", "data", "header", "msg_id", "stream", "expect_last_seq", "expect_last_subject_seq"});
   broker::PublishRequest r;
   auto subject = f.string("subject", true);
-  auto msg_id = f.string("msg_id", false, 256);
+  auto msg_id = f.string("msg_id", false, kMaxMsgIdBytes);
   auto stream = f.string("stream", false, 256);
   auto last = f.integer("expect_last_seq", 0, kMaxSeq);
   auto last_subject = f.integer("expect_last_subject_seq", 0, kMaxSeq);
@@ -52,7 +52,7 @@ Result<broker::PublishRequest> parse_stream_pub(std::string_view args, std::span
   if (msg_id && msg_id->empty()) return bad("msg_id", "must not be empty");
   // msg_id and Msg-Id share one id space (§8.9); the field wins when both are given.
   r.msg_id = msg_id ? std::move(*msg_id) : header_id.value_or("");
-  if (r.msg_id.size() > 256) return bad("header", "Msg-Id is longer than 256 bytes");
+  if (r.msg_id.size() > kMaxMsgIdBytes) return bad("header", "Msg-Id is longer than 256 bytes");
   if (stream) {
     if (!broker::valid_stream_name(*stream)) return bad("stream", "must be 1-64 characters of A-Za-z0-9_-");
     r.stream = std::move(*stream);
