@@ -17,7 +17,10 @@ using State = Streams::State;
 namespace {
 
 // Waiting pulls one consumer may hold; more are refused.
-constexpr size_t kMaxWaitingPulls = 1000;
+// Pulls waiting for messages, at most: each holds its answer (and through it the requester's socket).
+constexpr size_t kMaxWaitingPulls = 1000;            // per consumer
+constexpr size_t kMaxWaitingPullsPerRealm = 10000;   // of all the realm's consumers
+constexpr size_t kMaxWaitingPullsTotal = 100000;     // on the server
 // Messages a push consumer sends per turn of the thread, so that one backlog does not hold up the rest.
 constexpr size_t kPushBatch = 256;
 
@@ -130,6 +133,7 @@ void State::wake(ConsumerRt& c) {
     if (msgs.empty()) return;
     Pull p = std::move(c.waiting.front());
     c.waiting.pop_front();
+    pull_ended(c);
     pull_timers.cancel(p.id);
     pull_consumer.erase(p.id);
     flush(c, [done = std::move(p.done), msgs = std::move(msgs)](const Status& status) {
@@ -267,6 +271,10 @@ void State::on_ack_due(uint64_t consumer_id, uint64_t seq) {
   });
 }
 
+void State::pull_ended(const ConsumerRt& c) {
+  if (RealmRt* r = realm_of(c.stream->realm); r && r->waiting_pulls > 0) --r->waiting_pulls;
+}
+
 void State::on_pull_due(uint64_t pull_id) {
   auto owner = pull_consumer.find(pull_id);
   if (owner == pull_consumer.end()) return;
@@ -279,6 +287,7 @@ void State::on_pull_due(uint64_t pull_id) {
     if (w->id != pull_id) continue;
     auto done = std::move(w->done);
     waiting.erase(w);
+    pull_ended(*it->second);
     done(std::vector<BusMessagePtr>{});
     return;
   }
@@ -297,6 +306,10 @@ void State::pull(const std::string& realm, PullRequest& req, Done<std::vector<Bu
   }
   if (req.no_wait || req.wait_ms <= 0) return done(std::vector<BusMessagePtr>{});
   if (c->waiting.size() >= kMaxWaitingPulls) return done(Error{429, "too many pulls waiting on this consumer"});
+  RealmRt& r = *realm_of(realm);
+  if (r.waiting_pulls >= kMaxWaitingPullsPerRealm) return done(Error{429, "too many pulls waiting in this realm"});
+  if (pull_consumer.size() >= kMaxWaitingPullsTotal) return done(Error{429, "too many pulls waiting on this server"});
+  ++r.waiting_pulls;
   uint64_t id = next_id++;
   c->waiting.push_back(Pull{id, req.batch, std::move(done)});
   pull_consumer[id] = c->id;

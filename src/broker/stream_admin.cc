@@ -77,6 +77,7 @@ void State::drop_consumer(ConsumerRt& c, std::vector<store::Op>* ops) {
   for (Pull& p : c.waiting) {
     pull_timers.cancel(p.id);
     pull_consumer.erase(p.id);
+    pull_ended(c);
     p.done(Error{404, "consumer deleted"});
   }
   c.waiting.clear();

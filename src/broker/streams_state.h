@@ -77,6 +77,7 @@ struct Streams::State {
     SubjectIndex bindings{kNatsSyntax};  // every stream's subject patterns, by stream id
     std::unordered_map<std::string, StreamRt*> consumer_stream;  // consumer name -> its stream
     uint64_t bytes = 0;
+    size_t waiting_pulls = 0;  // of all its consumers (kMaxWaitingPullsPerRealm)
   };
 
   State(Broker& b, store::Writer& w, StreamsOptions o)
@@ -186,6 +187,7 @@ struct Streams::State {
   }
   void on_ack_due(uint64_t consumer_id, uint64_t seq);
   void on_pull_due(uint64_t pull_id);
+  void pull_ended(const ConsumerRt& c);  // a waiting pull was answered or dropped
   void dead_letter(ConsumerRt& c, uint64_t seq, const std::string& reason, bool advisory);
   void acknowledge(const std::string& realm, const std::string& consumer, uint64_t seq, AckKind kind, int64_t delay_ms,
                    const std::string& reason, const Done<Ok>& done);

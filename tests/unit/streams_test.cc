@@ -2,6 +2,7 @@
 // and what stays, when the store does not keep up. (Its behaviour over the wire is tests/e2e/bus_*.)
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 
@@ -158,6 +159,45 @@ TEST(Streams, UnackedDeliveriesCountAgainstTheRealmsBytes) {
   auto again = e.pull(10);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->size(), 1u) << "an ack gives its room back";
+}
+
+// Regression (security review of issue 15): waiting pulls were bounded per consumer only (1,000), so a
+// realm with 1,000 consumers could hold a million, each with its answer and its requester's socket.
+TEST(Streams, WaitingPullsAreBoundedPerRealm) {
+  Engine e;
+  ASSERT_TRUE(e.call<StreamInfo>([&](auto done) {
+    e.streams.create("r", stream_config(R"({"name":"S","storage":"memory"})"), false, done);
+  }));
+  for (int i = 0; i <= 10; ++i) {
+    ConsumerConfig c = parse_consumer_config(R"({"stream":"S","name":"c)" + std::to_string(i) + R"("})").value();
+    ASSERT_TRUE(e.call<ConsumerInfo>([&](auto done) { e.streams.add_consumer("r", c, done); }));
+  }
+  auto refused = std::make_shared<std::atomic<int>>(0);
+  for (int i = 0; i < 10000; ++i) {
+    e.streams.pull("r", PullRequest{"c" + std::to_string(i / 1000), 1, 60000, false},
+                   [refused](Result<std::vector<BusMessagePtr>> r) {
+                     if (!r) ++*refused;
+                   });
+  }
+  auto over = e.call<std::vector<BusMessagePtr>>([&](auto done) { e.streams.pull("r", PullRequest{"c10", 1, 60000, false}, done); });
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, 429);
+  EXPECT_EQ(over.error().message, "too many pulls waiting in this realm");
+  EXPECT_EQ(refused->load(), 0);
+  // A message answers the first pull of each of the ten consumers with pulls waiting: room for ten more,
+  // taken again by one more pull on each of them (they have had the message: they wait).
+  ASSERT_TRUE(e.publish("S"));
+  for (int i = 0; i < 10; ++i) {
+    e.streams.pull("r", PullRequest{"c" + std::to_string(i), 1, 60000, false}, [refused](Result<std::vector<BusMessagePtr>> r) {
+      if (!r) ++*refused;
+    });
+  }
+  ConsumerConfig late = parse_consumer_config(R"({"stream":"S","name":"late","deliver_policy":"new"})").value();
+  ASSERT_TRUE(e.call<ConsumerInfo>([&](auto done) { e.streams.add_consumer("r", late, done); }));
+  auto full = e.call<std::vector<BusMessagePtr>>([&](auto done) { e.streams.pull("r", PullRequest{"late", 1, 60000, false}, done); });
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().code, 429);
+  EXPECT_EQ(refused->load(), 0);
 }
 
 }  // namespace
