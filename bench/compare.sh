@@ -11,6 +11,8 @@
 #                 same flags: a restructuring shows what it costs, side by side with what it started from.
 # --servers LIST  which servers to run (default: all of siomq, baseline when given, tyo-mq, relay); siomq-tls
 #                 (siomq with --tls-cert/--tls-key, driven over wss://, a certificate made for the run) only when named.
+# --no-bus        skips the bus's table: without --only, --servers or --baseline, the run ends with
+#                 bench/bus_compare.sh (the bus against nats-server) at the same rounds and duration.
 #
 # Installs what it needs (scripts/setup.sh, then `npm ci` in bench/peers), builds the release binaries.
 set -euo pipefail
@@ -21,6 +23,7 @@ duration=5
 only=""
 baseline=""
 servers_arg=""
+bus=1
 out="bench/results/$(date -u +%F).md"
 while (($#)); do
   case $1 in
@@ -30,8 +33,9 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --baseline) baseline=$(git rev-parse --short "$2"); shift 2 ;;
     --servers) servers_arg=$2; shift 2 ;;
+    --no-bus) bus=0; shift ;;
     *) echo "usage: bash bench/compare.sh [--rounds N] [--duration SECONDS] [--only scenario,...] [--out FILE]" \
-            "[--baseline REV] [--servers LIST]" >&2; exit 2 ;;
+            "[--baseline REV] [--servers LIST] [--no-bus]" >&2; exit 2 ;;
   esac
 done
 
@@ -165,3 +169,7 @@ mkdir -p "$(dirname "$out")"
 node bench/compare-table.js "$results" "$rounds" "$duration" "$baseline" >"$out"
 cat "$out"
 echo "compare: wrote $out" >&2
+
+if ((bus)) && [ -z "$only" ] && [ -z "$servers_arg" ] && [ -z "$baseline" ]; then
+  bash bench/bus_compare.sh --rounds "$rounds" --duration "$duration"
+fi
