@@ -116,7 +116,8 @@ void Server::start_queues() {
       *writer_, surfaces::http::http_publish_options(settings_.document ? *settings_.document : no_document).history);
   if (auto past = sse_history_->load(contents.stream_messages); !past.empty()) writer_->submit(std::move(past), nullptr);
   surfaces::bus::BusLimits bus_limits;
-  (void)surfaces::bus::bus_options(settings_.document ? *settings_.document : no_document, &bus_limits);
+  bus_options_ = std::make_unique<surfaces::bus::BusOptions>(
+      surfaces::bus::bus_options(settings_.document ? *settings_.document : no_document, &bus_limits));
   broker::StreamsOptions stream_options;
   stream_options.max_streams_per_realm = bus_limits.max_streams_per_realm;
   stream_options.max_consumers_per_realm = bus_limits.max_consumers_per_realm;
@@ -135,7 +136,7 @@ void Server::register_surfaces() {
   };
   tyo_mq_ = surfaces::register_tyo_mq(*sio_, *broker_, *queues_, *keys_, live_, {settings_.storage.default_ttl_ms, move});
   remote_ = remote::register_remote(*sio_, tyo_mq_.context, live_);
-  surfaces::bus::BusOptions bus = surfaces::bus::bus_options(settings_.document ? *settings_.document : nlohmann::json());
+  surfaces::bus::BusOptions bus = std::move(*bus_options_);
   bus.server_id = net::random_id();
   bus.version = SIOMQ_VERSION;
   bus.slow_consumers = [this] { return engine_ ? engine_->slow_consumers() : 0; };

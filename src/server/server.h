@@ -52,6 +52,9 @@ class SioServer;
 class TlsContext;
 class WorkerPool;
 }  // namespace siomq::net
+namespace siomq::surfaces::bus {
+struct BusOptions;
+}  // namespace siomq::surfaces::bus
 namespace siomq::broker {
 class Broker;
 class DurableQueues;
@@ -123,6 +126,7 @@ class Server {
   std::unique_ptr<surfaces::http::SseHistory> sse_history_;
   // The bus's streams (their callbacks from the writer need them, like the two above).
   std::unique_ptr<broker::Streams> streams_;
+  std::unique_ptr<surfaces::bus::BusOptions> bus_options_;  // read once, at start: the streams and the surface
   std::unique_ptr<store::Writer> writer_;
   unsigned threads_ = 0;
   std::unique_ptr<net::WorkerPool> pool_;
