@@ -19,6 +19,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '../..');
+const { seededRandom } = require(path.join(ROOT, 'tests/e2e/lib/seeded_random'));
 const { io } = require(require.resolve('socket.io-client', { paths: [path.join(ROOT, 'tests/e2e')] }));
 
 // ---------------------------------------------------------------------------------------------
@@ -56,17 +57,8 @@ function parseArgs(argv) {
   return o;
 }
 
-// A small seeded generator (mulberry32), so that a failing run can be repeated with --seed.
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Replayable with --seed (tests/e2e/lib/seeded_random.js).
+const rng = seededRandom;
 
 const delay = (ms) => new Promise((r) => setTimeout(r, ms));
 const SANITIZER_MARKERS = ['ERROR: AddressSanitizer', 'runtime error:', 'WARNING: ThreadSanitizer', 'ERROR: LeakSanitizer'];

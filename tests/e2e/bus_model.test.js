@@ -11,19 +11,10 @@ const assert = require('node:assert/strict');
 const { startServer, tempDir, delay } = require('./lib/server');
 const { connectV4, TIME_SCALE } = require('./lib/clients');
 const { BIG_BATCHES, call } = require('./lib/bus');
+const { seededRandom } = require('./lib/seeded_random');
 
-
-// mulberry32: a small seeded generator, so that a failing sequence can be replayed.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Replayable: the same seed, the same sequence.
+const rng = seededRandom;
 
 const ACK_WAIT_MS = 250 * TIME_SCALE;
 const MAX_DELIVER = 3;
