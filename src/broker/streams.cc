@@ -224,14 +224,16 @@ void Streams::acknowledge(std::string realm, std::string consumer, uint64_t seq,
           done = std::move(done)] { s.acknowledge(realm, consumer, seq, kind, delay_ms, reason, done); });
 }
 
-void Streams::interest_changed(std::string realm) {
+void Streams::interest_changed(std::string realm, std::string pattern) {
   State& s = *state_;
-  s.post([&s, realm = std::move(realm)] {
+  s.post([&s, realm = std::move(realm), pattern = std::move(pattern)] {
     State::RealmRt* r = s.realm_of(realm);
     if (!r) return;
+    // Only the push consumers the new subscription hears: a burst of subs in a realm with many push
+    // consumers costs a subject match per consumer, not a delivery attempt per consumer.
     for (auto& [name, st] : r->streams) {
       for (auto& [cname, c] : st->consumers) {
-        if (c->config.push()) s.push(*c);
+        if (c->config.push() && siomq::bus::subject_matches(pattern, c->config.deliver_subject)) s.push(*c);
       }
     }
   });

@@ -124,8 +124,9 @@ class Streams {
   enum class AckKind { ack, nak, term, progress };
   void acknowledge(std::string realm, std::string consumer, uint64_t seq, AckKind kind, int64_t delay_ms,
                    std::string reason, Done<Ok> done);
-  // The core interest of a realm changed (a `sub`): push consumers waiting for a subscriber go on.
-  void interest_changed(std::string realm);
+  // A `sub` on `pattern` in the realm: push consumers whose deliver_subject it matches, waiting for a
+  // subscriber, go on.
+  void interest_changed(std::string realm, std::string pattern);
 
   // A removed realm: its streams and consumers are deleted (and their records). `done` may be empty.
   void purge_realm(std::string realm, std::function<void()> done);

@@ -149,7 +149,7 @@ void on_sub(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
     return answer.error(429, "too many subscriptions in this realm (limits.max_subscriptions_per_realm)");
   }
   state->subs.emplace(sid, BusSocket::Sub{*realm, id});
-  if (ctx.streams) ctx.streams->interest_changed(*realm);  // a push consumer may have been waiting for it
+  if (ctx.streams) ctx.streams->interest_changed(*realm, req->subject);  // a push consumer may have waited for it
   std::string fields = "\"sid\":";
   sio::append_json_string(fields, sid);
   answer.ok(fields);
