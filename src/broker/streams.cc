@@ -64,6 +64,7 @@ void Streams::stop() {
   State& s = *state_;
   if (!s.thread.joinable()) return;
   s.post([&s] {
+    if (s.flush_posted) s.flush_writes();  // what was submitted still goes to the writer (stopped after us)
     s.work.reset();
     s.io.stop();
   });

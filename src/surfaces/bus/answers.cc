@@ -22,16 +22,6 @@ void append_member_name(std::string& out, std::string_view name) {
 
 }  // namespace
 
-std::string ok_json(std::string_view fields) {
-  std::string out = "{\"ok\":true";
-  if (!fields.empty()) {
-    out.push_back(',');
-    out.append(fields);
-  }
-  out.push_back('}');
-  return out;
-}
-
 std::string error_json(int code, std::string_view message) {
   std::string out = "{\"ok\":false,\"error\":{\"code\":" + std::to_string(code) + ",\"message\":";
   sio::append_json_string(out, message);
@@ -71,11 +61,6 @@ std::string ok_text(std::string_view nsp, uint64_t ack_id, std::string_view fiel
   }
   text.append("}]");
   return text;
-}
-
-Frames ack_frames(std::string_view nsp, uint64_t ack_id, std::string_view json, std::vector<Bytes> attachments) {
-  std::string text = ack_text(nsp, ack_id, json, attachments.size());
-  return frames_of(std::move(text), std::move(attachments));
 }
 
 Frames event_frames(std::string_view nsp, std::string_view event, std::string_view json, std::vector<Bytes> attachments) {

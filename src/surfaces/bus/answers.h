@@ -21,18 +21,16 @@ using Frames = std::shared_ptr<const std::vector<net::OutFrame>>;
 // The data of `message` as an attachment that shares the message.
 inline Bytes data_of(const broker::BusMessagePtr& message) { return Bytes(message, &message->data); }
 
-// {"ok":true[,<fields>]}: `fields` is the JSON text of members ("\"sid\":\"1\""), or empty.
-std::string ok_json(std::string_view fields = {});
 // {"ok":false,"error":{"code":N,"message":"..."}}.
 std::string error_json(int code, std::string_view message);
 
 // A text frame and its binary frames.
 Frames frames_of(std::string text, std::vector<Bytes> attachments);
-// The frames answering ack id `ack_id` on namespace `nsp` with one argument, `json`.
-Frames ack_frames(std::string_view nsp, uint64_t ack_id, std::string_view json, std::vector<Bytes> attachments = {});
-// The text frame of that answer alone, its binary frames (`attachments` of them) to follow.
+// The text frame answering ack id `ack_id` on namespace `nsp` with one argument, `json`; its binary
+// frames (`attachments` of them) follow it.
 std::string ack_text(std::string_view nsp, uint64_t ack_id, std::string_view json, size_t attachments = 0);
-// The same with ok_json(fields) as the argument.
+// The same with {"ok":true[,<fields>]} as the argument: `fields` is the JSON text of members
+// ("\"sid\":\"1\""), or empty.
 std::string ok_text(std::string_view nsp, uint64_t ack_id, std::string_view fields, size_t attachments = 0);
 // The frames of the event `event` with one argument, `json`.
 Frames event_frames(std::string_view nsp, std::string_view event, std::string_view json,
