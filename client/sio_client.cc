@@ -98,7 +98,7 @@ class SioClient::Connection : public std::enable_shared_from_this<SioClient::Con
   Connection(asio::io_context& io, ClientOptions options);
 
   void connect(ConnectDone done);
-  void emit(std::string_view event, std::string_view args, Handler on_ack);
+  void emit(std::string_view event, std::string_view args, std::vector<std::string> attachments, Handler on_ack);
   void on(std::string event, Handler handler);
   void on_close(std::function<void(std::string_view)> handler) { on_close_ = std::move(handler); }
   void close();
@@ -158,7 +158,12 @@ SioClient::SioClient(asio::io_context& io, ClientOptions options)
 SioClient::~SioClient() = default;
 void SioClient::connect(ConnectDone done) { connection_->connect(std::move(done)); }
 void SioClient::emit(std::string_view event, std::string_view args, Handler on_ack) {
-  connection_->emit(event, args, std::move(on_ack));
+  connection_->emit(event, args, {}, std::move(on_ack));
+}
+
+void SioClient::emit(std::string_view event, std::string_view args, std::vector<std::string> attachments,
+                     Handler on_ack) {
+  connection_->emit(event, args, std::move(attachments), std::move(on_ack));
 }
 void SioClient::on(std::string event, Handler handler) { connection_->on(std::move(event), std::move(handler)); }
 void SioClient::on_close(std::function<void(std::string_view)> handler) { connection_->on_close(std::move(handler)); }
@@ -368,7 +373,8 @@ void SioClient::Connection::on_sio_packet(sio::Packet&& p) {
   }
 }
 
-void SioClient::Connection::emit(std::string_view event, std::string_view args, Handler on_ack) {
+void SioClient::Connection::emit(std::string_view event, std::string_view args, std::vector<std::string> attachments,
+                                  Handler on_ack) {
   std::string data = "[";
   sio::append_json_string(data, event);
   if (!args.empty()) {
@@ -382,8 +388,14 @@ void SioClient::Connection::emit(std::string_view event, std::string_view args, 
     acks_.emplace(*id, std::move(on_ack));
   }
   std::string text = "4";
-  sio::append_text(text, sio::PacketType::kEvent, options_.nsp, id, data);
+  sio::append_text(text, attachments.empty() ? sio::PacketType::kEvent : sio::PacketType::kBinaryEvent, options_.nsp, id,
+                   data, attachments.size());
   send_text(std::move(text));
+  for (auto& a : attachments) {
+    // Engine.IO v3 prefixes a binary message with its packet type (4, message).
+    if (options_.eio == 3) a.insert(a.begin(), '\x04');
+    send_frame(ws::Opcode::kBinary, std::move(a));
+  }
 }
 
 void SioClient::Connection::schedule_ping() {

@@ -1,5 +1,6 @@
-// siomq: the command-line client: `siomq ping` (a tyo-mq PING round trip over our C++ client) and
-// `siomq bench` (the load generator, tools/bench/load.h).
+// siomq: the command-line client: `siomq ping` (a tyo-mq PING round trip over our C++ client),
+// `siomq raw` (a Socket.IO session driven by JSON lines, tools/raw_session.h) and `siomq bench` (the load
+// generator, tools/bench/load.h).
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -10,6 +11,7 @@
 #include "siomq/client.h"
 #include "tools/bench/bus_load.h"
 #include "tools/bench/load.h"
+#include "tools/raw_session.h"
 
 namespace {
 
@@ -73,6 +75,16 @@ int main(int argc, char** argv) {
   ping_cmd->add_option("--ca", ca_file, "https/wss URLs: CA certificate (PEM) to verify the server with");
   ping_cmd->add_option("--eio", eio, "Engine.IO version: 4, or 3 for Socket.IO v2 servers")->capture_default_str()->check(CLI::IsMember({3, 4}));
 
+  std::string raw_url = url, nsp = "/", auth, raw_ca;
+  int raw_eio = 4;
+  auto* raw_cmd = app.add_subcommand("raw", "A Socket.IO session: JSON lines on stdin are emits, answers and events are "
+                                            "printed as JSON lines (formats: tools/raw_session.h, docs/bus.md)");
+  raw_cmd->add_option("--url", raw_url, "Server URL")->capture_default_str();
+  raw_cmd->add_option("--nsp", nsp, "Namespace to join")->capture_default_str();
+  raw_cmd->add_option("--auth", auth, "CONNECT payload (a JSON object), e.g. {\"token\":\"...\"}");
+  raw_cmd->add_option("--ca", raw_ca, "https/wss URLs: CA certificate (PEM) to verify the server with");
+  raw_cmd->add_option("--eio", raw_eio, "Engine.IO version: 4, or 3 for Socket.IO v2 servers")->capture_default_str()->check(CLI::IsMember({3, 4}));
+
   bench::LoadOptions load;
   auto* bench_cmd = app.add_subcommand("bench", "Load generator: run a tyo-mq scenario against a server and report rates and latency");
   bench_cmd->add_option("scenario", load.scenario, "pubsub, fanout, topics, group, durable, latency, connections, chunked; the bus: bus-pubsub, bus-request, bus-stream, bus-pull")
@@ -95,6 +107,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_flag("-q,--quiet", quiet, "No progress lines on stderr");
   CLI11_PARSE(app, argc, argv);
   if (*ping_cmd) return ping(url, count, payload, eio, ca_file);
+  if (*raw_cmd) return tools::raw_session(raw_url, nsp, auth, raw_eio, raw_ca);
   if (*bench_cmd) {
     load.progress = !quiet;
     return bench::is_bus_scenario(load.scenario) ? bench::run_bus_load(load) : bench::run_load(load);

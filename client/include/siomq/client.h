@@ -59,6 +59,9 @@ class SioClient {
   void connect(ConnectDone done);
   // Sends ["event",args...]; `args` is comma-separated JSON text. With `on_ack`, asks for an ack.
   void emit(std::string_view event, std::string_view args, Handler on_ack = {});
+  // The same with binary attachments: `args` refers to them by {"_placeholder":true,"num":i}; they go as
+  // binary frames after the event (a Socket.IO BINARY_EVENT).
+  void emit(std::string_view event, std::string_view args, std::vector<std::string> attachments, Handler on_ack = {});
   // Calls `handler` for every event of that name.
   void on(std::string event, Handler handler);
   // Called once when the connection ends, with the reason.
