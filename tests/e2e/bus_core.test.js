@@ -386,3 +386,20 @@ test('a slow consumer cut by its own publishes does not lock up its realm', asyn
   await ok(a, 'pub', { subject: 'self', data: 'alive' });
   await waitFor(() => got.some((m) => m.data.toString() === 'alive'));
 });
+
+// Regression (security review of issue 15): /control tokens could be guessed as fast as CONNECTs could be
+// sent (each on a new namespace socket, where tyo-mq's per-socket pace does not reach). Refusals are now
+// paced per remote address: out of attempts, even the right token is refused until the pace allows.
+test('/control: refused CONNECTs are paced per address', async (t) => {
+  const server = await startServer(t, {
+    settings: { bus: { control_token: 'ctl-secret' }, limits: { credential_attempts_per_second: 1, credential_attempt_burst: 3 } },
+  });
+  const url = `${server.url}/control`;
+  for (let i = 0; i < 3; ++i) {
+    assert.equal((await connectErrorV4(url, { transports: ['websocket'], auth: { token: `guess${i}` } })).message, 'unauthorized');
+  }
+  assert.equal((await connectErrorV4(url, { transports: ['websocket'], auth: { token: 'ctl-secret' } })).message, 'unauthorized',
+    'out of attempts: the right token waits too');
+  await delay(1100);
+  await control(server, t, { token: 'ctl-secret' });
+});

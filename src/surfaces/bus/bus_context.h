@@ -8,9 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
+#include "auth/limits.h"
 #include "broker/streams.h"
 #include "surfaces/bus/surface.h"
 #include "surfaces/tyo_mq/context.h"
@@ -22,6 +25,9 @@ struct BusContext : std::enable_shared_from_this<BusContext> {
   BusOptions options;
   // The streams engine (owned by the server; outlives the handlers' use of it); null: none.
   broker::Streams* streams = nullptr;
+  // Refused "/control" CONNECTs, paced per remote address (control.cc): any worker, under the mutex.
+  std::mutex refused_mu;
+  std::unordered_map<std::string, auth::TokenBucket> refused_by_address;
 };
 
 // What a request wants to do, for the role check (docs/protocol-notes.md, "bus roles").
