@@ -7,8 +7,10 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,19 +86,30 @@ class Session {
       start_reading();
     });
     io_.run();
-    if (reader_.joinable()) reader_.detach();  // blocked in a read of stdin: the process ends anyway
+    {
+      // The reader may still be blocked in a read of stdin: it posts nothing more once told so.
+      std::lock_guard lock(gate_->mu);
+      gate_->open = false;
+    }
+    if (reader_.joinable()) reader_.detach();
     return status_;
   }
 
  private:
   // stdin is read on its own thread; each line is handed to the io thread.
+  // (Not an asio stream_descriptor: stdin may be a regular file, which epoll refuses.)
   void start_reading() {
-    reader_ = std::thread([this] {
+    reader_ = std::thread([this, gate = gate_] {
       std::string line;
+      auto hand_over = [&](std::function<void()> f) {
+        std::lock_guard lock(gate->mu);
+        if (gate->open) boost::asio::post(io_, std::move(f));
+        return gate->open;
+      };
       while (std::getline(std::cin, line)) {
-        boost::asio::post(io_, [this, line] { command(line); });
+        if (!hand_over([this, line] { command(line); })) return;
       }
-      boost::asio::post(io_, [this] { end_of_input(); });
+      hand_over([this] { end_of_input(); });
     });
   }
 
@@ -173,6 +186,12 @@ class Session {
     io_.stop();
   }
 
+  // Whether the reader thread may still post to this session (shared with it: it may outlive us).
+  struct Gate {
+    std::mutex mu;
+    bool open = true;
+  };
+  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
   boost::asio::io_context& io_;
   std::shared_ptr<SioClient> client_;
   boost::asio::steady_timer idle_;
