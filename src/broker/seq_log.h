@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <utility>
@@ -120,11 +121,18 @@ class SeqLog {
   };
   using Slots = std::deque<Slot>;
 
+  // The first slot whose seq is at least `seq`. Without tombstones or gaps below it, slot i holds
+  // first seq + i: found at once, the binary search only when that guess misses.
   typename Slots::const_iterator lower(uint64_t seq) const {
+    if (!slots_.empty() && seq >= slots_.front().seq) {
+      const uint64_t i = seq - slots_.front().seq;
+      if (i < slots_.size() && slots_[i].seq == seq) return slots_.begin() + static_cast<std::ptrdiff_t>(i);
+    }
     return std::lower_bound(slots_.begin(), slots_.end(), seq, [](const Slot& s, uint64_t v) { return s.seq < v; });
   }
   typename Slots::iterator lower(uint64_t seq) {
-    return std::lower_bound(slots_.begin(), slots_.end(), seq, [](const Slot& s, uint64_t v) { return s.seq < v; });
+    auto it = std::as_const(*this).lower(seq);
+    return slots_.begin() + (it - slots_.cbegin());
   }
   void compact() {
     std::erase_if(slots_, [](const Slot& s) { return !s.live; });

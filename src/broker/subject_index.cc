@@ -132,14 +132,21 @@ bool SubjectIndex::erase(std::string_view pattern, Id id) {
 }
 
 void SubjectIndex::match(std::string_view subject, std::vector<Id>& out) const {
+  if (size_ == 0) return;  // (a realm whose streams have no core subscriber: every stored publish asks)
   if (!literal_.empty()) {
     auto it = literal_.find(std::string(subject));
     if (it != literal_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   }
-  auto levels = split(subject, syntax_.separator);
+  // The walk's buffers are the thread's, reused: a match is on every publish's path, and allocating
+  // three of them each time cost more than the walk.
+  thread_local std::vector<std::string_view> levels;
+  thread_local std::vector<std::pair<const Node*, size_t>> stack;
+  thread_local std::string key;
+  levels.clear();
+  for_each_level(subject, syntax_.separator, [](std::string_view level, bool) { levels.push_back(level); });
   // Depth-first over the (at most two) ways each level can match: its literal child and the wildcard.
-  std::vector<std::pair<const Node*, size_t>> stack{{root_.get(), 0}};
-  std::string key;
+  stack.clear();
+  stack.emplace_back(root_.get(), 0);
   while (!stack.empty()) {
     auto [node, i] = stack.back();
     stack.pop_back();
