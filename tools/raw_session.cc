@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "siomq/client.h"
+#include "transport/sio_client.h"
 #include "wire/base64.h"
 #include "wire/json_fields.h"
 #include "wire/json_spans.h"

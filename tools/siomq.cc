@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "siomq/client.h"
+#include "transport/sio_client.h"
 #include "tools/bench/bus_load.h"
 #include "tools/bench/load.h"
 #include "tools/raw_session.h"

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "siomq/client.h"
+#include "transport/sio_client.h"
 
 namespace siomq::client {
 namespace {
@@ -17,7 +17,10 @@ TEST(ParseUrl, HostPortAndPath) {
   EXPECT_EQ(w.path, "/socket.io/");
   ClientOptions bare;
   ASSERT_TRUE(parse_url("localhost", bare));
-  EXPECT_EQ(bare.port, 17352);
+  EXPECT_EQ(bare.port, 17352);  // a bare host keeps the tyo-mq port
+  ClientOptions http;
+  ASSERT_TRUE(parse_url("http://localhost", http));
+  EXPECT_EQ(http.port, 80);  // a URL without one means the scheme's
 }
 
 TEST(ParseUrl, RejectsMalformedPorts) {

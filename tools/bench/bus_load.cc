@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "siomq/client.h"
+#include "transport/sio_client.h"
 #include "tools/bench/histogram.h"
 #include "wire/socketio.h"
 

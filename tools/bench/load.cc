@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "siomq/client.h"
+#include "transport/sio_client.h"
 #include "tools/bench/histogram.h"
 #include "wire/socketio.h"
 #include "wire/subscription_key.h"
