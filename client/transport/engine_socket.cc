@@ -362,6 +362,12 @@ uint64_t EngineSocket::emit(std::string_view nsp, std::string_view event, std::s
     data.append(args);
   }
   data.push_back(']');
+  return emit_data(nsp, data, std::move(attachments), std::move(on_ack));
+}
+
+uint64_t EngineSocket::emit_data(std::string_view nsp, std::string_view data, std::vector<std::string> attachments,
+                                 AckHandler on_ack) {
+  if (closed_) return 0;
   std::optional<uint64_t> id;
   if (on_ack) {
     id = next_ack_++;

@@ -73,6 +73,9 @@ class EngineSocket : public std::enable_shared_from_this<EngineSocket> {
   // by {"_placeholder":true,"num":i}. With `on_ack`, asks for an ack and returns its id (else 0).
   uint64_t emit(std::string_view nsp, std::string_view event, std::string_view args,
                 std::vector<std::string> attachments = {}, AckHandler on_ack = {});
+  // The same with the data array already written: ["event",args...].
+  uint64_t emit_data(std::string_view nsp, std::string_view data, std::vector<std::string> attachments,
+                     AckHandler on_ack);
   // Forgets an ack that is no longer wanted (its request timed out); a late answer is dropped.
   void forget_ack(uint64_t id);
   // Sends DISCONNECT for every joined namespace, a WebSocket close, and ends once they are written.
