@@ -178,7 +178,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
   }
 
   void on_rejoin(std::string nsp, RejoinHook hook) { rejoin_hooks_[std::move(nsp)].push_back(std::move(hook)); }
-  void on_state(std::function<void(State, const std::string&)> handler) { state_handler_ = std::move(handler); }
+  void on_state(std::function<void(State, const std::string&)> handler) { state_handlers_.push_back(std::move(handler)); }
 
   void on(uint64_t id, std::string nsp, std::string event, EventHandler handler) {
     auto key = handler_key(nsp, event);
@@ -321,7 +321,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
   void set_state(State s, const std::string& reason) {
     if (state_ == s) return;
     state_ = s;
-    if (state_handler_) state_handler_(s, reason);
+    for (auto& h : state_handlers_) h(s, reason);
   }
 
   void finish_connect(const Status& st) {
@@ -686,7 +686,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
   std::unique_ptr<asio::steady_timer> reconnect_timer_;
   std::unique_ptr<asio::steady_timer> request_timer_;
   std::vector<std::function<void(Status)>> connect_waiters_;
-  std::function<void(State, const std::string&)> state_handler_;
+  std::vector<std::function<void(State, const std::string&)>> state_handlers_;
   size_t url_index_ = 0;
   size_t round_left_ = 0;
   int attempts_ = 0;

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "auth/proof_signature.h"
 #include "wire/result.h"
 
 namespace siomq::auth {
@@ -36,13 +37,6 @@ class NonceCache {
   std::unordered_map<std::string, int64_t> seen_;  // nonce -> when it verified
   int64_t next_prune_ = 0;
 };
-
-// action "\n" String(timestamp) "\n" nonce "\n" stableStringify(body); `body_json` empty means {}.
-Result<std::string> proof_base(std::string_view action, double timestamp_ms, std::string_view nonce,
-                               std::string_view body_json);
-// Lowercase hex HMAC-SHA256 of the base: what a client puts in `signature`.
-Result<std::string> sign_proof(std::string_view action, double timestamp_ms, std::string_view nonce,
-                               std::string_view body_json, std::string_view secret);
 
 // A proof's fields, read and checked for everything that costs nothing — form (a 64-hex-digit
 // signature), the ±5 minute window, a nonce not used yet — before any canonicalising or HMAC.

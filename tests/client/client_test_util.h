@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "siomq/result.h"
+
 namespace siomq::test {
 
 // Polls `cond` until it holds or `timeout` passes; the value of `cond` at the end.
@@ -20,6 +22,12 @@ inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseco
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return cond();
+}
+
+// The error code of a result, 0 when it succeeded (so that a check fails instead of throwing).
+template <class T>
+int code_of(const Result<T>& r) {
+  return r.ok() ? 0 : r.error().code;
 }
 
 // Values pushed by handlers (any thread), read by the test.

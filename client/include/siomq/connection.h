@@ -120,7 +120,7 @@ class Connection {
 
   // Runs `hook` each time `nsp` is joined again after a reconnect, before anything buffered is sent.
   void on_rejoin(std::string nsp, RejoinHook hook);
-  // Calls `handler` (io thread) on each change of state, with the reason for drops.
+  // Adds a handler called (io thread) on each change of state, with the reason for drops.
   void on_state(std::function<void(State, const std::string& reason)> handler);
 
   // Calls `handler` for every `event` received on `nsp`; returns an id for off().

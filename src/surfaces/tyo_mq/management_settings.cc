@@ -257,6 +257,9 @@ Status rename_realm(const json& body, json& doc, Outcome& out) {
   if (auto why = auth::bad_realm_name(**to)) return bad(*why);
   json& realms = realms_of(doc);
   if (!realms.contains(**from)) return make_error("Realm '" + **from + "' not found", 404);
+  // A name already renamed away is kept only to lock what is stored under it: it has no realm to move.
+  if (realms[**from].is_object() && realms[**from].contains("renamed_to"))
+    return make_error("Realm '" + **from + "' not found (renamed to '" + realms[**from]["renamed_to"].dump() + "')", 404);
   if (realms.contains(**to)) return make_error("Realm '" + **to + "' already exists", 409);
   // The old name keeps its settings (keys, required), marked renamed_to, until an admin removes it:
   // what is stored under it (rows, durable subscriptions) stays there, and an unconfigured name would
