@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The one test command: installs what is needed, builds, and runs every suite —
-#   1. release build (the server and the CLI): end-to-end tests against a real siomq-server, crash cycles
-#      (tests/crash);
-#   2. AddressSanitizer + UBSan build (clang-14): unit tests, end-to-end tests, crash cycles and short libFuzzer runs;
-#   3. ThreadSanitizer build (clang-14): the concurrency end-to-end tests.
+#   1. release build (the server, the CLI and the client package): end-to-end tests against a real
+#      siomq-server, crash cycles (tests/crash), the examples built against the installed client package
+#      (tests/examples/run.sh);
+#   2. AddressSanitizer + UBSan build (clang-14): unit tests and the client library's tests against real
+#      servers (tests/client), end-to-end tests, crash cycles and short libFuzzer runs;
+#   3. ThreadSanitizer build (clang-14): the concurrency end-to-end tests and the client library's tests.
 # The unit tests run once, in the sanitizer build, where they check the most. Compile time is most of the
 # run on a cold machine, so the test builds carry less debug information than a developer's build: line
 # tables (stack traces and sanitizer reports keep file:line), and -O1 for the sanitizer builds.
@@ -57,6 +59,18 @@ run_step() {
       f=${f:-0} ;;
     one)
       if [ "$rc" -eq 0 ]; then p=1; else f=1; fi ;;
+    gtest)
+      p=$(grep -E "^\[  PASSED  \] [0-9]+ tests?" "$log" | tail -1 | awk '{print $4}')
+      f=$(grep -E "^ ?[0-9]+ FAILED TESTS?" "$log" | tail -1 | awk '{print $1}')
+      p=${p:-0}
+      f=${f:-0} ;;
+    examples)
+      local line
+      line=$(grep -E "^examples: [0-9]+ passed, [0-9]+ failed" "$log" | tail -1)
+      if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+        p=${BASH_REMATCH[1]}
+        f=${BASH_REMATCH[2]}
+      fi ;;
   esac
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p))
@@ -115,6 +129,8 @@ sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEB
 run_step build-release one bash -c "$(declare -f configure); configure build-test $(printf '%q ' "${release_flags[@]}") \
   -DSIOMQ_TESTS=OFF && cmake --build build-test"
 run_step e2e-release node env SIOMQ_SERVER="$root/build-test/src/siomq-server" bash tests/e2e/run.sh
+# The client package as users get it: installed, examples/ built against it and run against real servers.
+run_step examples examples bash tests/examples/run.sh build-test
 # kill -9 while producers publish with confirms; every confirmed message must come back (tests/crash/README.md).
 run_step crash-file one env SIOMQ_SERVER="$root/build-test/src/siomq-server" node tests/crash/crash_cycles.js 20 --storage file
 run_step crash-redis one env SIOMQ_SERVER="$root/build-test/src/siomq-server" node tests/crash/crash_cycles.js 5 --storage redis
@@ -130,12 +146,13 @@ run_step crash-asan one env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIO
 # see tests/fuzz/README.md.
 run_step fuzz ctest ctest --test-dir build-asan --output-on-failure -L fuzz -j2
 
-# 3. ThreadSanitizer: the tests where several worker threads share state (the server alone is built: none of
-# them runs the CLI).
+# 3. ThreadSanitizer: the tests where several worker threads share state, and the client library, whose calls
+# come from any thread (the server and the client tests are built, not the CLI nor the unit tests).
 run_step build-tsan one bash -c "$(declare -f configure); configure build-tsan $(printf '%q ' "${sanitizer_flags[@]}") \
-  -DSIOMQ_SANITIZE=thread -DSIOMQ_TESTS=OFF && cmake --build build-tsan --target siomq-server"
+  -DSIOMQ_SANITIZE=thread && cmake --build build-tsan --target siomq-server siomq_client_tests"
 run_step e2e-tsan node env SIOMQ_SERVER="$root/build-tsan/src/siomq-server" SIOMQ_SANITIZED=1 \
   bash tests/e2e/run.sh --concurrency
+run_step client-tsan gtest build-tsan/tests/siomq_client_tests
 
 echo
 if ((${#failed_steps[@]})); then echo "failed steps: ${failed_steps[*]}"; fi
