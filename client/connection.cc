@@ -513,6 +513,8 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
     t.ca_file = options_.ca_file;
     t.timeout = options_.connect_timeout;
     t.max_message = options_.max_message_bytes;
+    t.polling_fallback = options_.transport == Transport::websocket_then_polling;
+    t.polling_only = options_.transport == Transport::polling;
     if (!client::parse_url(url, t)) return attempt_failed("bad URL " + url);
     uint64_t gen = ++generation_;
     std::weak_ptr<Impl> weak = weak_from_this();

@@ -21,6 +21,7 @@
 #include "wire/engineio.h"
 #include "wire/socketio.h"
 #include "wire/websocket.h"
+#include "transport/http_exchange.h"
 
 namespace siomq::client {
 namespace asio = boost::asio;
@@ -38,8 +39,15 @@ std::string string_field(std::string_view json, const char* name) {
   return std::string(v.value_unsafe().get_string().value_unsafe());
 }
 
+std::mt19937& rng() {
+  thread_local std::mt19937 gen{std::random_device{}()};
+  return gen;
+}
+
+}  // namespace
+
 // One client TLS context per CA file, shared by the connections that use it (loading CAs is not cheap).
-std::shared_ptr<asio::ssl::context> tls_context(const std::string& ca_file) {
+std::shared_ptr<asio::ssl::context> client_tls_context(const std::string& ca_file) {
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<asio::ssl::context>> contexts;
   std::lock_guard lock(mu);
@@ -55,13 +63,6 @@ std::shared_ptr<asio::ssl::context> tls_context(const std::string& ca_file) {
   }
   return ctx;
 }
-
-std::mt19937& rng() {
-  thread_local std::mt19937 gen{std::random_device{}()};
-  return gen;
-}
-
-}  // namespace
 
 bool parse_url(std::string_view url, TransportOptions& o) {
   bool has_scheme = false;
@@ -100,7 +101,7 @@ class EngineSocket::Io {
   Io(asio::io_context& ctx, const TransportOptions& o)
       : ctx(ctx), socket(ctx), deadline(ctx), ping_timer(ctx), reader(false, o.max_message), read_buffer(65536) {
     if (o.tls) {
-      tls_ctx = tls_context(o.ca_file);
+      tls_ctx = client_tls_context(o.ca_file);
       tls = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket, *tls_ctx);
     }
   }
@@ -127,6 +128,10 @@ class EngineSocket::Io {
   std::vector<char> read_buffer;
   std::unordered_map<uint64_t, AckHandler> acks;
   std::set<std::string> joined;  // namespaces to say DISCONNECT to on close
+  // Long-polling: the GET lane, the POST lane, and the packets waiting for the next POST.
+  std::shared_ptr<HttpExchange> get, post;
+  std::vector<std::pair<bool, std::string>> poll_out;  // (binary, bytes)
+  bool posting = false;
 };
 
 EngineSocket::EngineSocket(asio::io_context& io, TransportOptions options, Callbacks callbacks)
@@ -142,6 +147,7 @@ void EngineSocket::open() {
   io_->deadline.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
     if (auto self = weak.lock(); self && !ec && !self->opened_) self->fail("timed out connecting");
   });
+  if (options_.polling_only) return start_polling();
   boost::system::error_code ec;
   tcp::resolver resolver(io_->ctx);
   auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port), ec);
@@ -180,10 +186,10 @@ void EngineSocket::start_handshake() {
 
 void EngineSocket::read() {
   io_->read_some([self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
-    if (self->closed_) return;
+    if (self->closed_ || self->polling_) return;  // polling: this socket was closed on purpose
     if (ec) return self->fail(ec == asio::error::eof ? "connection closed by the server" : ec.message());
     self->on_bytes(n);
-    if (!self->closed_) self->read();
+    if (!self->closed_ && !self->polling_) self->read();
   });
 }
 
@@ -208,7 +214,14 @@ void EngineSocket::on_bytes(size_t n) {
       return;
     }
     std::string head = handshake_.substr(0, end);
-    if (!head.starts_with("HTTP/1.1 101")) return fail("upgrade refused: " + head.substr(0, head.find('\r')));
+    if (!head.starts_with("HTTP/1.1 101")) {
+      if (!options_.polling_fallback) return fail("upgrade refused: " + head.substr(0, head.find('\r')));
+      // A WebSocket refused (a proxy that does not pass it): the same session over long-polling.
+      boost::system::error_code ec;
+      io_->socket.close(ec);
+      handshake_.clear();
+      return start_polling();
+    }
     if (head.find(ws::accept_key(key_)) == std::string::npos) return fail("bad Sec-WebSocket-Accept");
     upgraded_ = true;
     flush();  // anything queued before the upgrade
@@ -377,11 +390,7 @@ uint64_t EngineSocket::emit_data(std::string_view nsp, std::string_view data, st
   sio::append_text(text, attachments.empty() ? sio::PacketType::kEvent : sio::PacketType::kBinaryEvent, nsp, id, data,
                    attachments.size());
   send_text(std::move(text));
-  for (auto& a : attachments) {
-    // Engine.IO v3 prefixes a binary message with its packet type (4, message).
-    if (options_.eio == 3) a.insert(a.begin(), '\x04');
-    send_frame(static_cast<int>(ws::Opcode::kBinary), std::move(a));
-  }
+  for (auto& a : attachments) send_binary(std::move(a));
   return id.value_or(0);
 }
 
@@ -397,7 +406,90 @@ void EngineSocket::schedule_ping() {
   });
 }
 
-void EngineSocket::send_text(std::string text) { send_frame(static_cast<int>(ws::Opcode::kText), std::move(text)); }
+void EngineSocket::send_text(std::string text) {
+  if (polling_) {
+    io_->poll_out.emplace_back(false, std::move(text));
+    return post_queued();
+  }
+  send_frame(static_cast<int>(ws::Opcode::kText), std::move(text));
+}
+
+void EngineSocket::send_binary(std::string bytes) {
+  if (polling_) {
+    io_->poll_out.emplace_back(true, std::move(bytes));
+    return post_queued();
+  }
+  // Engine.IO v3 prefixes a binary message with its packet type (4, message).
+  if (options_.eio == 3) bytes.insert(bytes.begin(), '\x04');
+  send_frame(static_cast<int>(ws::Opcode::kBinary), std::move(bytes));
+}
+
+std::string EngineSocket::polling_target() const {
+  std::string target = options_.path + "?EIO=" + std::to_string(options_.eio) + "&transport=polling&t=" +
+                       std::to_string(rng()());
+  if (!engine_id_.empty()) target += "&sid=" + engine_id_;
+  return target;
+}
+
+void EngineSocket::start_polling() {
+  polling_ = true;
+  upgraded_ = false;
+  io_->get = std::make_shared<HttpExchange>(io_->ctx, options_);
+  io_->post = std::make_shared<HttpExchange>(io_->ctx, options_);
+  poll();  // the first GET is the handshake: its answer is the open packet
+}
+
+void EngineSocket::poll() {
+  io_->get->request("GET", polling_target(), {},
+                    [self = shared_from_this()](std::optional<std::string> failure, int status, std::string body) {
+                      if (self->closed_) return;
+                      if (failure) return self->fail("polling: " + *failure);
+                      if (status != 200) return self->fail("polling: HTTP " + std::to_string(status) + " " + body.substr(0, 200));
+                      self->on_payload(body);
+                      if (!self->closed_) self->poll();
+                    });
+}
+
+void EngineSocket::on_payload(const std::string& body) {
+  auto packets = eio::decode_payload(body, options_.eio, false, options_.max_message);
+  if (!packets) return fail("bad polling payload: " + packets.error().message);
+  for (auto& p : *packets) {
+    if (closed_) return;
+    if (p.binary) {
+      auto r = io_->decoder.feed_binary(std::move(p.data));
+      if (!r) return fail("bad attachment: " + r.error().message);
+      if (r->has_value()) {
+        sio::Packet& sp = **r;
+        on_sio_packet(std::move(sp.nsp), static_cast<int>(sp.type), sp.id, std::move(sp.event), std::move(sp.data),
+                      std::move(sp.attachments));
+      }
+      continue;
+    }
+    std::string text(1, static_cast<char>('0' + static_cast<int>(p.type)));
+    text += p.data;
+    on_eio_text(text);
+    if (p.type == eio::PacketType::kOpen) post_queued();  // what waited for the session id
+  }
+}
+
+void EngineSocket::post_queued() {
+  if (io_->posting || io_->poll_out.empty() || engine_id_.empty() || closed_) return;
+  std::vector<eio::Frame> frames;
+  frames.reserve(io_->poll_out.size());
+  for (auto& [binary, bytes] : io_->poll_out) frames.push_back(eio::Frame{binary, bytes});
+  std::string body = eio::encode_payload(frames, options_.eio);
+  io_->poll_out.clear();
+  io_->posting = true;
+  io_->post->request("POST", polling_target(), std::move(body),
+                     [self = shared_from_this()](std::optional<std::string> failure, int status, std::string) {
+                       self->io_->posting = false;
+                       if (self->closed_) return;
+                       if (failure) return self->fail("polling: " + *failure);
+                       if (status != 200) return self->fail("polling: POST answered HTTP " + std::to_string(status));
+                       if (self->closing_ && self->io_->poll_out.empty()) return self->fail("client closed");
+                       self->post_queued();
+                     });
+}
 
 void EngineSocket::send_frame(int opcode, std::string payload) {
   if (closed_) return;
@@ -428,6 +520,17 @@ void EngineSocket::flush() {
 
 void EngineSocket::close() {
   if (closed_ || closing_) return;
+  if (polling_ && !engine_id_.empty()) {
+    for (const auto& nsp : io_->joined) {
+      std::string disconnect = "4";
+      sio::append_text(disconnect, sio::PacketType::kDisconnect, nsp, std::nullopt, {});
+      send_text(std::move(disconnect));
+    }
+    send_text("1");  // the Engine.IO close packet
+    closing_ = true;
+    if (!io_->posting && io_->poll_out.empty()) fail("client closed");
+    return;
+  }
   if (upgraded_) {
     for (const auto& nsp : io_->joined) {
       std::string disconnect = "4";
@@ -449,6 +552,8 @@ void EngineSocket::fail(std::string reason) {
   boost::system::error_code ec;
   io_->socket.shutdown(tcp::socket::shutdown_both, ec);
   io_->socket.close(ec);
+  if (io_->get) io_->get->close();
+  if (io_->post) io_->post->close();
   io_->acks.clear();
   if (auto closed = std::move(callbacks_.closed)) closed(reason);
   callbacks_ = {};  // the owner's captures go now, not when the last pending operation lets go

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -31,7 +32,14 @@ struct TransportOptions {
   bool tls = false;
   std::string ca_file;
   size_t max_message = 100 * 1024 * 1024;  // the largest WebSocket message accepted from the server
+  // Long-polling: when the WebSocket upgrade is answered with anything but 101 (a proxy that does not
+  // pass WebSocket), or from the start with polling_only.
+  bool polling_fallback = true;
+  bool polling_only = false;
 };
+
+// The client TLS context for a CA file (empty: the system's), shared by every connection using it.
+std::shared_ptr<boost::asio::ssl::context> client_tls_context(const std::string& ca_file);
 
 // Splits "http://host:port/path" (or ws://, https://, wss://: tls) into host, port and path; false when
 // malformed. A path of "/" or none keeps the options' path.
@@ -84,6 +92,7 @@ class EngineSocket : public std::enable_shared_from_this<EngineSocket> {
   const std::string& engine_id() const { return engine_id_; }
   bool open_done() const { return opened_ && !closed_; }
   bool closed() const { return closed_; }
+  bool polling() const { return polling_; }
 
  private:
   void fail(std::string reason);
@@ -96,9 +105,17 @@ class EngineSocket : public std::enable_shared_from_this<EngineSocket> {
   void on_sio_packet(std::string&& nsp, int type, std::optional<uint64_t> id, std::string&& event,
                      std::string&& data, std::vector<std::string>&& attachments);
   void send_text(std::string text);
+  void send_binary(std::string bytes);
   void send_frame(int opcode, std::string payload);
   void flush();
   void schedule_ping();  // Engine.IO v3: the client sends the heartbeat
+  // Long-polling (transport/http_exchange.h): the handshake GET, then one GET always pending and
+  // POSTs of what is queued, one at a time.
+  void start_polling();
+  void poll();
+  void post_queued();
+  void on_payload(const std::string& body);
+  std::string polling_target() const;
 
   class Io;  // the TCP / TLS stream and the codecs, kept out of this header
   std::unique_ptr<Io> io_;
@@ -110,6 +127,7 @@ class EngineSocket : public std::enable_shared_from_this<EngineSocket> {
   std::string writing_;  // frames being written
   bool opened_ = false;
   bool upgraded_ = false;
+  bool polling_ = false;
   bool closing_ = false;  // close() was called: shut down once the queue is written
   bool closed_ = false;
   bool v3_root_joined_ = false;  // v3: the server's CONNECT for "/" arrived

@@ -360,6 +360,45 @@ TEST_F(BusClient, ControlTokenRefusedAndAccepted) {
   EXPECT_EQ(guarded.sanitizer_report(), "");
 }
 
+// Behind a proxy that refuses WebSocket, the same calls work over long-polling — binary data, acks,
+// deliveries and both namespaces included; and polling can be asked for from the start.
+TEST_F(BusClient, LongPollingWhenTheWebSocketUpgradeIsRefused) {
+  WebSocketRefusingProxy proxy(server_.port());
+  Inbox<Message> got;
+  bus::DialOptions o = options();
+  o.urls = {proxy.url()};
+  auto polled = Conn::dial(o);
+  ASSERT_TRUE(polled.ok()) << polled.error().message;
+  EXPECT_GE(proxy.refused(), 1);
+  auto sub = (*polled)->subscribe("poll.>", "", [&](const Message& m) { got.push(m); }).get();
+  ASSERT_TRUE(sub.ok()) << sub.error().message;
+  bus::StreamConfig cfg;
+  cfg.name = "POLLED";
+  cfg.subjects = {"poll.s"};
+  ASSERT_TRUE((*polled)->create_stream(cfg).get().ok());
+  std::string binary("\x00\xff\x10 bytes", 9);
+  auto ack = (*polled)->stream_publish("poll.s", binary).get();
+  ASSERT_TRUE(ack.ok()) << ack.error().message;
+  auto other = dial();
+  ASSERT_TRUE(other);
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(other->publish("poll.x", "m" + std::to_string(i)).ok());
+  ASSERT_TRUE(got.wait_for(51));  // the stream publish reached the core subscriber too
+  EXPECT_EQ(got.items()[0].data, binary);
+  EXPECT_EQ(got.items()[50].data, "m49");
+  auto stored = (*polled)->get_message("POLLED", ack->seq).get();
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->data, binary);
+
+  bus::DialOptions only = options();
+  only.transport = Transport::polling;
+  auto direct = Conn::dial(only);
+  ASSERT_TRUE(direct.ok()) << direct.error().message;
+  EXPECT_TRUE((*direct)->list_streams().get().ok());
+  only.transport = Transport::websocket;
+  only.urls = {proxy.url()};
+  EXPECT_EQ(code_of(Conn::dial(only)), errc::unreachable);  // no fallback asked for
+}
+
 TEST_F(BusClient, DialFailsWhenNoServerAnswers) {
   bus::DialOptions o = options();
   o.urls = {"http://127.0.0.1:1", "http://127.0.0.1:2"};

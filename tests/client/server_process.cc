@@ -1,6 +1,10 @@
 #include "server_process.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +122,83 @@ bool ServerProcess::stop() {
   waitpid(pid_, &status, 0);
   pid_ = -1;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+WebSocketRefusingProxy::WebSocketRefusingProxy(int server_port) : server_port_(server_port) {
+  listener_ = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  listen(listener_, 64);
+  socklen_t len = sizeof addr;
+  getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  accept_thread_ = std::thread([this] {
+    while (!stop_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      int client = accept(listener_, nullptr, nullptr);
+      if (client < 0) continue;
+      std::lock_guard lock(mu_);
+      fds_.push_back(client);
+      workers_.emplace_back([this, client] { serve(client); });
+    }
+  });
+}
+
+WebSocketRefusingProxy::~WebSocketRefusingProxy() {
+  stop_ = true;
+  accept_thread_.join();
+  {
+    std::lock_guard lock(mu_);
+    for (int fd : fds_) shutdown(fd, SHUT_RDWR);
+  }
+  for (auto& w : workers_) w.join();
+  for (int fd : fds_) close(fd);
+  close(listener_);
+}
+
+// One client connection: the first request's head decides; then bytes are copied both ways.
+void WebSocketRefusingProxy::serve(int client) {
+  std::string head;
+  char buf[65536];
+  while (head.find("\r\n\r\n") == std::string::npos) {
+    ssize_t n = read(client, buf, sizeof buf);
+    if (n <= 0) return;
+    head.append(buf, static_cast<size_t>(n));
+  }
+  if (head.find("transport=websocket") != std::string::npos) {
+    ++refused_;
+    const char refusal[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    (void)!write(client, refusal, sizeof refusal - 1);
+    shutdown(client, SHUT_RDWR);
+    return;
+  }
+  int server = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(server_port_));
+  if (connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return (void)close(server);
+  {
+    std::lock_guard lock(mu_);
+    fds_.push_back(server);
+  }
+  (void)!write(server, head.data(), head.size());
+  pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+  while (!stop_) {
+    if (::poll(fds, 2, 50) < 0) break;
+    bool done = false;
+    for (int i = 0; i < 2; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0 || write(fds[1 - i].fd, buf, static_cast<size_t>(n)) != n) done = true;
+    }
+    if (done) break;
+  }
+  shutdown(client, SHUT_RDWR);
+  shutdown(server, SHUT_RDWR);
 }
 
 }  // namespace siomq::test

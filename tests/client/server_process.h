@@ -5,6 +5,10 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <mutex>
+#include <thread>
+
 #include <string>
 #include <vector>
 
@@ -43,6 +47,28 @@ class ServerProcess {
   pid_t pid_ = -1;
   int port_ = 0;
   size_t log_offset_ = 0;  // where this run's output starts in the log
+};
+
+// A proxy in front of a server that refuses every WebSocket upgrade (HTTP 400) and passes everything
+// else through: what a client meets behind a proxy that does not carry WebSocket.
+class WebSocketRefusingProxy {
+ public:
+  explicit WebSocketRefusingProxy(int server_port);
+  ~WebSocketRefusingProxy();
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int refused() const { return refused_; }
+
+ private:
+  void serve(int client);
+  int server_port_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> refused_{0};
+  std::thread accept_thread_;
+  std::mutex mu_;
+  std::vector<std::thread> workers_;
+  std::vector<int> fds_;
 };
 
 // The server binary: $SIOMQ_SERVER, else the one built with the tests.

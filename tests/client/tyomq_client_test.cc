@@ -423,7 +423,7 @@ TEST_F(TyoMqClient, PresenceTicketsAndTheKeyDirectory) {
   EXPECT_FALSE(producer->publish_key("not-mine", "K").get().ok());  // a name registered elsewhere
 }
 
-TEST_F(TyoMqClient, CustomNamespaceAndEngineIoV3) {
+TEST_F(TyoMqClient, CustomNamespaceEngineIoV3AndLongPolling) {
   auto agent = client();
   auto ticket = agent->remote_ticket("agent", "s9").get();
   ASSERT_TRUE(ticket.ok());
@@ -446,6 +446,19 @@ TEST_F(TyoMqClient, CustomNamespaceAndEngineIoV3) {
   ASSERT_TRUE(old_producer->produce("p3", "e", "\"v3\"").ok());
   ASSERT_TRUE(got.wait_for(1));
   EXPECT_EQ(got.items()[0].message, "\"v3\"");
+  // Long-polling on v3 too (its payload framing is another than v4's), with a binary attachment.
+  v3.transport = Transport::polling;
+  auto polled = client(v3);
+  tyomq::ProduceRequest bin;
+  bin.from = "p3";
+  bin.event = "e";
+  bin.message = siomq::attachment_placeholder(0);
+  bin.attachments = {std::string("\x01\x02\x00", 3)};
+  auto confirmed = polled->produce_confirmed(bin).get();
+  ASSERT_TRUE(confirmed.ok()) << confirmed.error().message;
+  ASSERT_TRUE(got.wait_for(2));
+  ASSERT_EQ(got.items()[1].attachments.size(), 1u);
+  EXPECT_EQ(got.items()[1].attachments[0], std::string("\x01\x02\x00", 3));
 }
 
 // A durable, ACK-mode consumer across a kill -9 of the server: it comes back by itself (authenticated,

@@ -51,9 +51,14 @@ struct ReconnectPolicy {
   int max_attempts = 0;  // attempts in a row before giving up (state closed); 0: never give up
 };
 
+// How a connection travels: WebSocket, falling back to HTTP long-polling when the upgrade is refused
+// (a proxy that does not pass WebSocket) — the default —, or only one of them.
+enum class Transport { websocket_then_polling, websocket, polling };
+
 struct Options {
   // Servers, tried in turn: http://, https://, ws:// or wss://host[:port][/path] (path default /socket.io/).
   std::vector<std::string> urls{"http://127.0.0.1:17352"};
+  Transport transport = Transport::websocket_then_polling;
   int eio = 4;                  // Engine.IO protocol: 4, or 3 for Socket.IO v2 servers
   std::string ca_file;          // https/wss: CA certificates (PEM) to verify the server with; empty: the system's
   milliseconds connect_timeout{10000};  // one attempt: TCP, TLS, WebSocket upgrade and Engine.IO open
