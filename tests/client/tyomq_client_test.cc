@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "client_test_util.h"
@@ -459,6 +461,53 @@ TEST_F(TyoMqClient, CustomNamespaceEngineIoV3AndLongPolling) {
   ASSERT_TRUE(got.wait_for(2));
   ASSERT_EQ(got.items()[1].attachments.size(), 1u);
   EXPECT_EQ(got.items()[1].attachments[0], std::string("\x01\x02\x00", 3));
+}
+
+// https:// and wss:// URLs: the server's certificate checked against the given CA with the host name
+// (SNI sent); the system's roots do not know a self-signed one; a certificate for another name fails.
+TEST(TyoMqTls, VerifiesTheServerCertificateAndItsName) {
+  char tmpl[] = "/tmp/siomq-client-tls.XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  auto make_cert = [&](const std::string& name, const std::string& san) {
+    std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir + "/" +
+                      name + ".key -out " + dir + "/" + name + ".crt -days 2 -subj /CN=" + name +
+                      " -addext subjectAltName=" + san + " >/dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0;
+  };
+  ASSERT_TRUE(make_cert("good", "DNS:localhost,IP:127.0.0.1"));
+  ASSERT_TRUE(make_cert("other", "DNS:other.test"));
+  for (const char* which : {"good", "other"}) {
+    ServerProcess::Config c;
+    c.settings_json = std::string(R"({"tls":{"cert":")") + dir + "/" + which + R"(.crt","key":")" + dir + "/" + which + R"(.key"}})";
+    ServerProcess server(c);
+    std::string error;
+    ASSERT_TRUE(server.start(&error)) << error;
+    Options o;
+    o.urls = {"https://localhost:" + std::to_string(server.port())};
+    o.ca_file = dir + "/" + which + ".crt";
+    o.reconnect.enabled = false;
+    Client tls(o);
+    auto st = tls.connect().get();
+    if (std::string(which) == "good") {
+      ASSERT_TRUE(st.ok()) << st.error().message;
+      ASSERT_TRUE(tls.ping().get().ok());
+      Options wss = o;
+      wss.urls = {"wss://127.0.0.1:" + std::to_string(server.port())};
+      Client by_ip(wss);
+      EXPECT_TRUE(by_ip.connect().get().ok());
+      Options system_roots = o;
+      system_roots.ca_file.clear();
+      Client untrusted(system_roots);
+      auto refused = untrusted.connect().get();
+      ASSERT_FALSE(refused.ok());
+      EXPECT_NE(refused.error().message.find("tls handshake"), std::string::npos) << refused.error().message;
+    } else {
+      ASSERT_FALSE(st.ok());  // a valid certificate, for another name
+      EXPECT_NE(st.error().message.find("tls handshake"), std::string::npos) << st.error().message;
+    }
+    EXPECT_EQ(server.sanitizer_report(), "");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A durable, ACK-mode consumer across a kill -9 of the server: it comes back by itself (authenticated,
