@@ -1,13 +1,8 @@
 #include "transport/engine_socket.h"
 
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
 #include <simdjson.h>
 
 #include <cstring>
@@ -20,8 +15,9 @@
 #include "wire/base64.h"
 #include "wire/engineio.h"
 #include "wire/socketio.h"
-#include "wire/websocket.h"
+#include "transport/byte_stream.h"
 #include "transport/http_exchange.h"
+#include "wire/websocket.h"
 
 namespace siomq::client {
 namespace asio = boost::asio;
@@ -95,37 +91,18 @@ bool parse_url(std::string_view url, TransportOptions& o) {
   return !o.host.empty() && port > 0;
 }
 
-// The stream (TCP, or TLS over it), the timers and the codecs' state.
+// The stream, the timers and the codecs' state.
 class EngineSocket::Io {
  public:
   Io(asio::io_context& ctx, const TransportOptions& o)
-      : ctx(ctx), socket(ctx), deadline(ctx), ping_timer(ctx), reader(false, o.max_message), read_buffer(65536) {
-    if (o.tls) {
-      tls_ctx = client_tls_context(o.ca_file);
-      tls = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket, *tls_ctx);
-    }
-  }
-
-  template <class Done>
-  void read_some(Done&& done) {
-    if (tls) tls->async_read_some(asio::buffer(read_buffer), std::forward<Done>(done));
-    else socket.async_read_some(asio::buffer(read_buffer), std::forward<Done>(done));
-  }
-  template <class Done>
-  void write_all(asio::const_buffer bytes, Done&& done) {
-    if (tls) asio::async_write(*tls, bytes, std::forward<Done>(done));
-    else asio::async_write(socket, bytes, std::forward<Done>(done));
-  }
+      : ctx(ctx), stream(ctx, o), deadline(ctx), ping_timer(ctx), reader(false, o.max_message) {}
 
   asio::io_context& ctx;
-  tcp::socket socket;
-  std::shared_ptr<asio::ssl::context> tls_ctx;
-  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls;
+  ByteStream stream;
   asio::steady_timer deadline;
   asio::steady_timer ping_timer;
   ws::Reader reader;
   sio::Decoder decoder;
-  std::vector<char> read_buffer;
   std::unordered_map<uint64_t, AckHandler> acks;
   std::set<std::string> joined;  // namespaces to say DISCONNECT to on close
   // Long-polling: the GET lane, the POST lane, and the packets waiting for the next POST.
@@ -148,24 +125,10 @@ void EngineSocket::open() {
     if (auto self = weak.lock(); self && !ec && !self->opened_) self->fail("timed out connecting");
   });
   if (options_.polling_only) return start_polling();
-  boost::system::error_code ec;
-  tcp::resolver resolver(io_->ctx);
-  auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port), ec);
-  if (ec) return fail("resolve " + options_.host + ": " + ec.message());
-  asio::async_connect(io_->socket, endpoints, [self = shared_from_this()](const boost::system::error_code& cec,
-                                                                          const tcp::endpoint&) {
+  io_->stream.connect([self = shared_from_this()](std::optional<std::string> failure) {
     if (self->closed_) return;
-    if (cec) return self->fail("connect: " + cec.message());
-    boost::system::error_code opt_ec;
-    self->io_->socket.set_option(tcp::no_delay(true), opt_ec);
-    if (!self->io_->tls) return self->start_handshake();
-    SSL_set_tlsext_host_name(self->io_->tls->native_handle(), self->options_.host.c_str());  // SNI
-    self->io_->tls->set_verify_callback(asio::ssl::host_name_verification(self->options_.host));
-    self->io_->tls->async_handshake(asio::ssl::stream_base::client, [self](const boost::system::error_code& hec) {
-      if (self->closed_) return;
-      if (hec) return self->fail("tls handshake: " + hec.message());
-      self->start_handshake();
-    });
+    if (failure) return self->fail(std::move(*failure));
+    self->start_handshake();
   });
 }
 
@@ -178,14 +141,14 @@ void EngineSocket::start_handshake() {
       options_.host + ":" + std::to_string(options_.port) +
       "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " + key_ +
       "\r\n\r\n");
-  io_->write_all(asio::buffer(*request), [self = shared_from_this(), request](const boost::system::error_code& wec, size_t) {
+  io_->stream.write(asio::buffer(*request), [self = shared_from_this(), request](const boost::system::error_code& wec, size_t) {
     if (wec) return self->fail("write: " + wec.message());
     self->read();
   });
 }
 
 void EngineSocket::read() {
-  io_->read_some([self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
+  io_->stream.read_some([self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
     if (self->closed_ || self->polling_) return;  // polling: this socket was closed on purpose
     if (ec) return self->fail(ec == asio::error::eof ? "connection closed by the server" : ec.message());
     self->on_bytes(n);
@@ -194,7 +157,7 @@ void EngineSocket::read() {
 }
 
 void EngineSocket::on_bytes(size_t n) {
-  char* data = io_->read_buffer.data();
+  char* data = io_->stream.buffer();
   auto on_event = [this](const ws::Event& ev) {
     if (ev.kind == ws::Event::kPing) {
       send_frame(static_cast<int>(ws::Opcode::kPong), std::string(ev.payload));
@@ -217,8 +180,7 @@ void EngineSocket::on_bytes(size_t n) {
     if (!head.starts_with("HTTP/1.1 101")) {
       if (!options_.polling_fallback) return fail("upgrade refused: " + head.substr(0, head.find('\r')));
       // A WebSocket refused (a proxy that does not pass it): the same session over long-polling.
-      boost::system::error_code ec;
-      io_->socket.close(ec);
+      io_->stream.close();
       handshake_.clear();
       return start_polling();
     }
@@ -244,20 +206,20 @@ bool EngineSocket::on_ws_message(bool binary, std::string_view payload) {
     payload.remove_prefix(1);
   }
   if (binary) {
-    auto r = io_->decoder.feed_binary(std::string(payload));
-    if (!r) {
-      fail("bad attachment: " + r.error().message);
-      return false;
-    }
-    if (r->has_value()) {
-      sio::Packet& p = **r;
-      on_sio_packet(std::move(p.nsp), static_cast<int>(p.type), p.id, std::move(p.event), std::move(p.data),
-                    std::move(p.attachments));
-    }
+    on_attachment(std::string(payload));
   } else {
     on_eio_text(payload);
   }
   return !closed_;
+}
+
+void EngineSocket::on_attachment(std::string bytes) {
+  auto r = io_->decoder.feed_binary(std::move(bytes));
+  if (!r) return fail("bad attachment: " + r.error().message);
+  if (!r->has_value()) return;  // more attachments to come
+  sio::Packet& p = **r;
+  on_sio_packet(std::move(p.nsp), static_cast<int>(p.type), p.id, std::move(p.event), std::move(p.data),
+                std::move(p.attachments));
 }
 
 void EngineSocket::on_eio_text(std::string_view text) {
@@ -456,13 +418,7 @@ void EngineSocket::on_payload(const std::string& body) {
   for (auto& p : *packets) {
     if (closed_) return;
     if (p.binary) {
-      auto r = io_->decoder.feed_binary(std::move(p.data));
-      if (!r) return fail("bad attachment: " + r.error().message);
-      if (r->has_value()) {
-        sio::Packet& sp = **r;
-        on_sio_packet(std::move(sp.nsp), static_cast<int>(sp.type), sp.id, std::move(sp.event), std::move(sp.data),
-                      std::move(sp.attachments));
-      }
+      on_attachment(std::move(p.data));
       continue;
     }
     std::string text(1, static_cast<char>('0' + static_cast<int>(p.type)));
@@ -509,7 +465,7 @@ void EngineSocket::flush() {
   if (out_.empty() || closed_) return;
   writing_.swap(out_);
   out_.clear();
-  io_->write_all(asio::buffer(writing_), [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+  io_->stream.write(asio::buffer(writing_), [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
     self->writing_.clear();
     if (self->closed_) return;
     if (ec) return self->fail("write: " + ec.message());
@@ -549,9 +505,7 @@ void EngineSocket::fail(std::string reason) {
   closed_ = true;
   io_->deadline.cancel();
   io_->ping_timer.cancel();
-  boost::system::error_code ec;
-  io_->socket.shutdown(tcp::socket::shutdown_both, ec);
-  io_->socket.close(ec);
+  io_->stream.close();
   if (io_->get) io_->get->close();
   if (io_->post) io_->post->close();
   io_->acks.clear();

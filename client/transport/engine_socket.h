@@ -101,6 +101,7 @@ class EngineSocket : public std::enable_shared_from_this<EngineSocket> {
   void on_bytes(size_t n);
   bool on_ws_message(bool binary, std::string_view payload);
   void on_eio_text(std::string_view text);
+  void on_attachment(std::string bytes);  // a binary message: the next attachment of a packet
   void on_open_packet(std::string_view json);
   void on_sio_packet(std::string&& nsp, int type, std::optional<uint64_t> id, std::string&& event,
                      std::string&& data, std::vector<std::string>&& attachments);

@@ -1,77 +1,27 @@
 #include "transport/http_exchange.h"
 
-#include <boost/asio/buffer.hpp>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
-#include <boost/asio/ssl/stream.hpp>
-#include <boost/asio/write.hpp>
-
 #include <strings.h>
 
 #include <cstdlib>
 
+#include "transport/byte_stream.h"
+
 namespace siomq::client {
 namespace asio = boost::asio;
-using asio::ip::tcp;
-
-class HttpExchange::Stream {
- public:
-  Stream(asio::io_context& io, const TransportOptions& o) : io(io), socket(io), buffer(65536) {
-    if (o.tls) {
-      ctx = client_tls_context(o.ca_file);
-      tls = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket, *ctx);
-    }
-  }
-  template <class F>
-  void read_some(F&& f) {
-    if (tls) tls->async_read_some(asio::buffer(buffer), std::forward<F>(f));
-    else socket.async_read_some(asio::buffer(buffer), std::forward<F>(f));
-  }
-  template <class F>
-  void write(asio::const_buffer b, F&& f) {
-    if (tls) asio::async_write(*tls, b, std::forward<F>(f));
-    else asio::async_write(socket, b, std::forward<F>(f));
-  }
-  asio::io_context& io;
-  tcp::socket socket;
-  std::shared_ptr<asio::ssl::context> ctx;
-  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls;
-  std::vector<char> buffer;
-};
 
 HttpExchange::HttpExchange(asio::io_context& io, const TransportOptions& options)
-    : stream_(std::make_unique<Stream>(io, options)), options_(options) {}
+    : stream_(std::make_unique<ByteStream>(io, options)), options_(options) {}
 
 HttpExchange::~HttpExchange() = default;
 
 void HttpExchange::connect_then(std::function<void()> next) {
   if (connected_) return next();
-  boost::system::error_code ec;
-  tcp::resolver resolver(stream_->io);
-  auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port), ec);
-  if (ec) return finish("resolve " + options_.host + ": " + ec.message(), 0, {});
-  asio::async_connect(stream_->socket, endpoints,
-                      [self = shared_from_this(), next = std::move(next)](const boost::system::error_code& cec, const tcp::endpoint&) {
-                        if (self->closed_) return;
-                        if (cec) return self->finish("connect: " + cec.message(), 0, {});
-                        boost::system::error_code opt;
-                        self->stream_->socket.set_option(tcp::no_delay(true), opt);
-                        if (!self->stream_->tls) {
-                          self->connected_ = true;
-                          return next();
-                        }
-                        SSL_set_tlsext_host_name(self->stream_->tls->native_handle(), self->options_.host.c_str());
-                        self->stream_->tls->set_verify_callback(asio::ssl::host_name_verification(self->options_.host));
-                        self->stream_->tls->async_handshake(asio::ssl::stream_base::client,
-                                                            [self, next](const boost::system::error_code& hec) {
-                                                              if (self->closed_) return;
-                                                              if (hec) return self->finish("tls handshake: " + hec.message(), 0, {});
-                                                              self->connected_ = true;
-                                                              next();
-                                                            });
-                      });
+  stream_->connect([self = shared_from_this(), next = std::move(next)](std::optional<std::string> failure) {
+    if (self->closed_) return;
+    if (failure) return self->finish(std::move(*failure), 0, {});
+    self->connected_ = true;
+    next();
+  });
 }
 
 void HttpExchange::request(const char* method, std::string target, std::string body, Done done) {
@@ -99,7 +49,7 @@ void HttpExchange::read_response() {
   stream_->read_some([self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
     if (self->closed_) return;
     if (ec) return self->finish(ec == asio::error::eof ? "connection closed by the server" : ec.message(), 0, {});
-    self->in_.append(self->stream_->buffer.data(), n);
+    self->in_.append(self->stream_->buffer(), n);
     size_t end = self->in_.find("\r\n\r\n");
     if (end == std::string::npos) {
       if (self->in_.size() > 16384) self->finish("response head too large", 0, {});
@@ -133,9 +83,7 @@ void HttpExchange::finish(std::optional<std::string> failure, int status, std::s
 void HttpExchange::close() {
   if (closed_) return;
   closed_ = true;
-  boost::system::error_code ec;
-  stream_->socket.shutdown(tcp::socket::shutdown_both, ec);
-  stream_->socket.close(ec);
+  stream_->close();
   done_ = nullptr;
 }
 

@@ -17,6 +17,8 @@
 
 namespace siomq::client {
 
+class ByteStream;
+
 class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
  public:
   // failure empty: the status code and the body.
@@ -35,8 +37,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   void read_response();
   void finish(std::optional<std::string> failure, int status, std::string body);
 
-  class Stream;
-  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<ByteStream> stream_;
   const TransportOptions& options_;
   Done done_;
   std::string in_;
