@@ -19,6 +19,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "outbox.h"
 #include "transport/engine_socket.h"
 #include "wire/socketio.h"
 
@@ -88,7 +89,10 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
       io_ = owned_io_.get();
     }
     reconnect_timer_ = std::make_unique<asio::steady_timer>(*io_);
-    request_timer_ = std::make_unique<asio::steady_timer>(*io_);
+    outbox_ = std::make_shared<Outbox>(*io_, options_, [this](uint64_t ack_id, uint64_t generation) {
+      // The Outbox lives and dies with this state; a socket of another generation has gone.
+      if (socket_ && generation == generation_) socket_->forget_ack(ack_id);
+    });
   }
 
   void start_thread() {
@@ -130,7 +134,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
   Status emit(std::string_view nsp, std::string_view event, std::string_view args, std::vector<std::string> attachments) {
     auto out = make_outgoing(nsp, event, args, std::move(attachments));
     if (auto st = admit(out.bytes); !st) return st;
-    run_later([self = shared_from_this(), out = std::move(out)]() mutable { self->send_or_buffer(std::move(out)); });
+    run_later([self = shared_from_this(), out = std::move(out)]() mutable { self->send_or_hold(std::move(out)); });
     return Ok{};
   }
 
@@ -202,12 +206,11 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
     user_closed_ = true;
     closed_flag_ = true;
     reconnect_timer_->cancel();
-    request_timer_->cancel();
     if (socket_) socket_->close();
     socket_.reset();
     ++generation_;
     Error closed{errc::closed, "the connection was closed"};
-    fail_all(closed);
+    outbox_->fail_all(closed);
     for (auto& ns : namespaces_) fail_waiters(ns, closed);
     set_state(State::closed, "closed by the client");
     finish_connect(closed);
@@ -228,24 +231,6 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
     std::vector<std::function<void(Status)>> join_waiters;
   };
 
-  // An emit or a request on its way: its data array written already (on the caller's thread).
-  struct Outgoing {
-    std::string nsp;
-    std::string data;
-    std::vector<std::string> attachments;
-    size_t bytes = 0;
-    ReplyCallback done;  // a request
-    Clock::time_point deadline{};
-    uint64_t request_id = 0;
-  };
-
-  struct Pending {
-    ReplyCallback done;
-    Clock::time_point deadline;
-    uint64_t ack_id = 0;  // 0 while buffered
-    uint64_t generation = 0;
-  };
-
   class Sender : public RejoinSender {
    public:
     Sender(std::weak_ptr<Impl> impl, std::string nsp, uint64_t generation)
@@ -262,8 +247,8 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
       auto out = impl->make_outgoing(nsp_, event, args, {});
       out.done = std::move(done);
       out.deadline = Clock::now() + impl->options_.request_timeout;
-      out.request_id = impl->next_request_++;
-      impl->send_request(std::move(out));
+      impl->outbox_->track(out);
+      impl->send(std::move(out));
     }
     void done() override {
       if (finished_) return;
@@ -304,12 +289,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
   // Refuses at once what could never be sent: after close(), or past the buffer while disconnected.
   Status admit(size_t bytes) {
     if (closed_flag_) return Error{errc::closed, "the connection was closed"};
-    if (state_ != State::connected) {
-      std::lock_guard lock(mu_);
-      if (buffered_packets_ + 1 > options_.max_buffered_packets || buffered_bytes_ + bytes > options_.max_buffered_bytes)
-        return Error{errc::buffer_full, "too much is waiting to be sent while disconnected"};
-    }
-    return Ok{};
+    return outbox_->admit(bytes, state_ == State::connected);
   }
 
   Namespace* find(const std::string& nsp) {
@@ -336,172 +316,60 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
     for (auto& w : waiters) w(e);
   }
 
-  // ---- sending ----
+  // ---- sending (what waits, and what is waited for, is the Outbox's) ----
 
-  void send_or_buffer(Outgoing out) {
+  void send_or_hold(Outgoing out) {
     if (user_closed_) {
-      if (out.done) out.done(Error{errc::closed, "the connection was closed"});
+      if (out.request_id) outbox_->settle(out.request_id, Error{errc::closed, "the connection was closed"});
       return;
     }
     Namespace* ns = find(out.nsp);
-    if (ns && ns->refused) {
-      if (out.done) {
-        requests_.erase(out.request_id);
-        out.done(*ns->refused);
-      }
+    if (!ns) {
+      // A namespace used before being joined is joined now (without a CONNECT payload).
+      join(out.nsp, {}, {});
+      ns = find(out.nsp);
+    }
+    if (ns->refused) {
+      if (out.request_id) outbox_->settle(out.request_id, *ns->refused);
       return;
     }
-    if (!ns || !ns->ready || !socket_ || !buffer_.empty()) return buffer(std::move(out));
-    if (out.done) return send_request(std::move(out));
-    socket_->emit_data(out.nsp, out.data, std::move(out.attachments), {});
-  }
-
-  void buffer(Outgoing out) {
-    {
-      std::lock_guard lock(mu_);
-      ++buffered_packets_;
-      buffered_bytes_ += out.bytes;
-    }
-    buffer_.push_back(std::move(out));
+    if (!ns->ready || !socket_ || outbox_->holding()) return outbox_->hold(std::move(out));
+    send(std::move(out));
   }
 
   void start_request(Outgoing out) {
     if (user_closed_) return out.done(Error{errc::closed, "the connection was closed"});
-    out.request_id = next_request_++;
-    Pending p{nullptr, out.deadline, 0, 0};
-    requests_.emplace(out.request_id, std::move(p));
-    arm_deadline(out.request_id, out.deadline);
-    send_or_buffer(std::move(out));
+    outbox_->track(out);
+    send_or_hold(std::move(out));
   }
 
-  // The request goes out now: its callback waits in requests_ for the ack, the timeout or a drop.
-  void send_request(Outgoing out) {
-    auto [it, inserted] = requests_.try_emplace(out.request_id, Pending{nullptr, out.deadline, 0, 0});
-    if (inserted) arm_deadline(out.request_id, out.deadline);
-    it->second.done = std::move(out.done);
-    it->second.generation = generation_;
-    uint64_t rid = out.request_id;
-    it->second.ack_id = socket_->emit_data(
-        out.nsp, out.data, std::move(out.attachments),
-        [weak = weak_from_this(), rid](EngineSocket::Incoming&& in) {
-          auto self = weak.lock();
-          if (!self) return;
-          auto p = self->requests_.find(rid);
-          if (p == self->requests_.end()) return;
-          auto done = std::move(p->second.done);
-          self->requests_.erase(p);
-          if (done) done(Reply{std::move(in.json), std::move(in.attachments)});
-        });
+  // Out on the socket now; a request's answer is the Outbox's to deliver.
+  void send(Outgoing out) {
+    if (!out.request_id) {
+      socket_->emit_data(out.nsp, out.data, std::move(out.attachments), {});
+      return;
+    }
+    uint64_t ack = socket_->emit_data(out.nsp, out.data, std::move(out.attachments), outbox_->ack_handler(out.request_id));
+    outbox_->sent(out.request_id, ack, generation_);
   }
 
-  // Sends what waited, in order, for the namespaces that are ready; a refused namespace's are failed.
-  void flush_buffer() {
+  // Sends what was held, in order, for the namespaces that are ready; a refused namespace's fail, and a
+  // namespace with a packet still held keeps the ones after it.
+  void flush_held() {
     if (!socket_) return;
-    std::deque<Outgoing> keep;
-    std::set<std::string> blocked_ns;  // a namespace with a kept packet keeps the ones after it too
-    while (!buffer_.empty()) {
-      Outgoing out = std::move(buffer_.front());
-      buffer_.pop_front();
-      {
-        std::lock_guard lock(mu_);
-        --buffered_packets_;
-        buffered_bytes_ -= out.bytes;
-      }
+    std::set<std::string> blocked;
+    for (auto& out : outbox_->take_held()) {
+      if (out.request_id && !outbox_->waiting(out.request_id)) continue;  // timed out while held
       Namespace* ns = find(out.nsp);
-      bool blocked = blocked_ns.count(out.nsp) > 0;
       if (ns && ns->refused) {
-        if (out.done) {
-          requests_.erase(out.request_id);
-          out.done(*ns->refused);
-        }
-      } else if (!ns || !ns->ready || blocked) {
-        std::lock_guard lock(mu_);
-        ++buffered_packets_;
-        buffered_bytes_ += out.bytes;
-        blocked_ns.insert(out.nsp);
-        keep.push_back(std::move(out));
-      } else if (out.done) {
-        send_request(std::move(out));
+        if (out.request_id) outbox_->settle(out.request_id, *ns->refused);
+      } else if (!ns || !ns->ready || blocked.count(out.nsp)) {
+        blocked.insert(out.nsp);
+        outbox_->hold(std::move(out));
       } else {
-        socket_->emit_data(out.nsp, out.data, std::move(out.attachments), {});
+        send(std::move(out));
       }
     }
-    buffer_.swap(keep);
-  }
-
-  // ---- request deadlines: one timer at the earliest ----
-
-  void arm_deadline(uint64_t rid, Clock::time_point at) {
-    deadlines_.emplace(at, rid);
-    if (deadlines_.begin()->first == at) rearm_timer();
-  }
-
-  void rearm_timer() {
-    if (deadlines_.empty()) return;
-    request_timer_->expires_at(deadlines_.begin()->first);
-    request_timer_->async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
-      if (ec) return;
-      if (auto self = weak.lock()) self->expire_requests();
-    });
-  }
-
-  void expire_requests() {
-    auto now = Clock::now();
-    while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-      uint64_t rid = deadlines_.begin()->second;
-      deadlines_.erase(deadlines_.begin());
-      auto p = requests_.find(rid);
-      if (p == requests_.end()) continue;
-      if (p->second.ack_id && socket_ && p->second.generation == generation_) socket_->forget_ack(p->second.ack_id);
-      auto done = std::move(p->second.done);
-      requests_.erase(p);
-      // A buffered request that timed out must not be sent afterwards.
-      for (auto it = buffer_.begin(); it != buffer_.end(); ++it) {
-        if (it->request_id != rid) continue;
-        std::lock_guard lock(mu_);
-        --buffered_packets_;
-        buffered_bytes_ -= it->bytes;
-        done = done ? done : std::move(it->done);
-        buffer_.erase(it);
-        break;
-      }
-      if (done) done(Error{errc::timeout, "no answer within the request timeout"});
-    }
-    rearm_timer();
-  }
-
-  // Everything waiting fails with `e`: the sent requests, and with them the buffered ones.
-  void fail_all(const Error& e) {
-    auto requests = std::move(requests_);
-    requests_.clear();
-    for (auto& out : buffer_) {
-      if (!out.done) continue;
-      requests.erase(out.request_id);
-      out.done(e);
-    }
-    buffer_.clear();
-    {
-      std::lock_guard lock(mu_);
-      buffered_packets_ = 0;
-      buffered_bytes_ = 0;
-    }
-    for (auto& [rid, p] : requests)
-      if (p.done) p.done(e);
-    deadlines_.clear();
-  }
-
-  // Requests already sent on the socket that dropped: answered errc::disconnected (they may have been done).
-  void fail_sent() {
-    std::vector<ReplyCallback> failed;
-    for (auto it = requests_.begin(); it != requests_.end();) {
-      if (it->second.ack_id && it->second.done) {
-        failed.push_back(std::move(it->second.done));
-        it = requests_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (auto& done : failed) done(Error{errc::disconnected, "the connection dropped before the answer"});
   }
 
   // ---- connecting ----
@@ -554,7 +422,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
       ns->refused = Error{errc::refused, "connect refused on " + nsp + ": " + *failure};
       fail_waiters(*ns, *ns->refused);
       if (nsp == "/" && state_ == State::connecting) finish_connect(*ns->refused);
-      flush_buffer();
+      flush_held();
       check_ready();
       return;
     }
@@ -581,7 +449,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
     waiters.swap(ns.join_waiters);
     for (auto& w : waiters) w(Ok{});
     check_ready();
-    flush_buffer();
+    flush_held();
   }
 
   void check_ready() {
@@ -614,7 +482,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
       std::lock_guard lock(mu_);
       socket_ids_.clear();
     }
-    fail_sent();
+    outbox_->fail_sent();
     if (user_closed_) return;
     attempt_failed(std::move(reason));
   }
@@ -628,7 +496,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
       }
       if (!options_.retry_on_failed_connect || !options_.reconnect.enabled) {
         Error e{errc::unreachable, "no server answered: " + reason};
-        fail_all(e);
+        outbox_->fail_all(e);
         set_state(State::idle, reason);
         finish_connect(e);
         return;
@@ -639,7 +507,7 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
       Error e{errc::unreachable, "gave up reconnecting: " + reason};
       user_closed_ = true;
       closed_flag_ = true;
-      fail_all(e);
+      outbox_->fail_all(e);
       for (auto& ns : namespaces_) fail_waiters(ns, e);
       set_state(State::closed, reason);
       finish_connect(e);
@@ -670,8 +538,6 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
   mutable std::mutex mu_;
   std::vector<std::function<void()>> ops_;
   std::map<std::string, std::string> socket_ids_;
-  size_t buffered_packets_ = 0;
-  size_t buffered_bytes_ = 0;
   std::atomic<State> state_{State::idle};
 
   // The io thread's own.
@@ -681,12 +547,8 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
   std::unordered_map<std::string, std::vector<RejoinHook>> rejoin_hooks_;
   std::unordered_map<std::string, std::vector<std::pair<uint64_t, EventHandler>>> handlers_;
   std::unordered_map<uint64_t, std::string> handler_keys_;
-  std::deque<Outgoing> buffer_;
-  std::unordered_map<uint64_t, Pending> requests_;
-  std::multimap<Clock::time_point, uint64_t> deadlines_;
-  uint64_t next_request_ = 1;
+  std::shared_ptr<Outbox> outbox_;
   std::unique_ptr<asio::steady_timer> reconnect_timer_;
-  std::unique_ptr<asio::steady_timer> request_timer_;
   std::vector<std::function<void(Status)>> connect_waiters_;
   std::vector<std::function<void(State, const std::string&)>> state_handlers_;
   size_t url_index_ = 0;

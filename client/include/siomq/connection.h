@@ -118,7 +118,7 @@ class Connection {
   void connect(std::function<void(Status)> done);
 
   // Joins a namespace with a CONNECT payload (a JSON object, or empty), now if connected and again
-  // after every reconnect. Ready when joined, or errc::refused with the server's message: then that
+  // after every reconnect. A namespace emitted on without being joined is joined then, without payload. Ready when joined, or errc::refused with the server's message: then that
   // namespace's requests fail with the same error, and it is not joined again.
   std::future<Status> join(std::string nsp, std::string auth = {});
   void join(std::string nsp, std::string auth, std::function<void(Status)> done);
