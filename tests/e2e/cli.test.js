@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const { spawnSync } = require('node:child_process');
 const { startServer } = require('./lib/server');
-const { connectV4, waitFor } = require('./lib/clients');
+const { connectV4, waitFor, TIME_SCALE } = require('./lib/clients');
 const { makeCli } = require('./lib/cli');
 
 const ADMIN = 'admin-secret-token';
@@ -338,9 +338,9 @@ test('dlq ls/replay/discard, settings get/reload, token revoke, stats', async (t
   t.after(() => consumer.close());
   consumer.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'c', consumer_id: 'c', durable: true, ack: true,
     ack_timeout: '200ms', retry: { max_attempts: 1 } });
-  await consumer.timeout(5000).emitWithAck('PING', {});
+  await consumer.timeout(5000 * TIME_SCALE).emitWithAck('PING', {});
   assert.equal((await cli.run(['pub', 'e', '{"n":1}', '--producer', 'p', '--confirm'])).code, 0);
-  await server.waitForLog(/dead-lettered \S+ for c in realm default/, 5000);
+  await server.waitForLog(/dead-lettered \S+ for c in realm default/, 5000 * TIME_SCALE);
   const entries = (await cli.run(['dlq', 'ls', '--json'])).json().entries;
   assert.equal(entries.length, 1);
   assert.deepEqual([entries[0].event, entries[0].consumer, entries[0].realm], ['p-e', 'c', 'default']);
@@ -348,7 +348,7 @@ test('dlq ls/replay/discard, settings get/reload, token revoke, stats', async (t
   const replay = await cli.run(['dlq', 'replay', entries[0].id, '--json']);
   assert.equal(replay.code, 0, replay.stderr);
   assert.match(replay.json().new_msg_id, /^msg-/);
-  await waitFor(async () => (await cli.run(['dlq', 'ls', '--json'])).json().entries.length === 1, 5000, 'dead-lettered again');
+  await waitFor(async () => (await cli.run(['dlq', 'ls', '--json'])).json().entries.length === 1, 5000 * TIME_SCALE, 'dead-lettered again');
   const again = (await cli.run(['dlq', 'ls', '--json'])).json().entries[0];
   assert.equal((await cli.run(['dlq', 'discard', again.id])).stdout, `discarded ${again.id}\n`);
   assert.equal((await cli.run(['dlq', 'discard', again.id])).code, 5);
@@ -462,7 +462,7 @@ test('sub and bus sub reconnect: after a server restart they subscribe again and
   const bus = await cli.start(['bus', 'sub', 'x.>', '--count', '1', '--json']);
   await first.stop();
   const second = await startServer(t, { port: first.port });
-  await Promise.all([tyo.waitStderr(/siomq: reconnected/, 15000), bus.waitStderr(/siomq: reconnected/, 15000)]);
+  await Promise.all([tyo.waitStderr(/siomq: reconnected/, 15000 * TIME_SCALE), bus.waitStderr(/siomq: reconnected/, 15000 * TIME_SCALE)]);
   assert.equal((await cli.run(['pub', 'ev', '"again"', '-s', second.url])).code, 0);
   assert.equal((await cli.run(['bus', 'pub', 'x.y', 'again', '-s', second.url])).code, 0);
   const [a, b] = await Promise.all([tyo.result, bus.result]);
