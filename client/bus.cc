@@ -13,11 +13,6 @@ namespace {
 
 using simdjson::dom::element;
 
-simdjson::dom::parser& parser() {
-  thread_local simdjson::dom::parser p;
-  return p;
-}
-
 // The bytes a message's `data` stands for: an attachment (placeholder) or a string's UTF-8.
 std::string data_of(element e, const std::vector<std::string>& attachments) {
   auto d = e["data"];
@@ -224,7 +219,7 @@ class Conn::Impl : public std::enable_shared_from_this<Conn::Impl> {
     conn_->request(nsp, event, args, std::move(attachments), timeout,
                    [done = std::move(done), parse = std::move(parse)](Result<Reply> r) {
                      if (!r) return done(r.error());
-                     auto e = json::ok_answer(parser(), r->json);
+                     auto e = json::ok_answer(json::thread_parser(), r->json);
                      if (!e) return done(e.error());
                      done(parse(*e, *r));
                    });
@@ -276,7 +271,7 @@ class Conn::Impl : public std::enable_shared_from_this<Conn::Impl> {
   };
 
   void on_msg(const Reply& r) {
-    auto e = json::first_arg(parser(), r.json);
+    auto e = json::first_arg(json::thread_parser(), r.json);
     if (!e) return;
     Message m = message_of(*e, r.attachments);
     std::shared_ptr<std::function<void(const Message&)>> handler;
@@ -306,7 +301,7 @@ class Conn::Impl : public std::enable_shared_from_this<Conn::Impl> {
       sender->request("sub", args.done(), [weak, id = id, sender, left](Result<Reply> r) {
         auto self = weak.lock();
         if (self && r) {
-          auto e = json::ok_answer(parser(), r->json);
+          auto e = json::ok_answer(json::thread_parser(), r->json);
           if (e) {
             std::string sid = json::get_str(*e, "sid");
             std::lock_guard lock(self->mu_);
@@ -586,7 +581,7 @@ std::future<Result<std::string>> Conn::emit(std::string_view nsp, std::string_vi
   return detail::as_future<std::string>([&](Callback<std::string> cb) {
     impl_->conn_->request(nsp, event, request_json, {}, {}, [cb = std::move(cb)](Result<Reply> r) {
       if (!r) return cb(r.error());
-      auto e = json::first_arg(parser(), r->json);
+      auto e = json::first_arg(json::thread_parser(), r->json);
       if (!e) return cb(e.error());
       cb(json::to_json(*e));
     });

@@ -155,4 +155,9 @@ std::string to_json(simdjson::dom::element e) {
   return out;
 }
 
+simdjson::dom::parser& thread_parser() {
+  thread_local simdjson::dom::parser p;
+  return p;
+}
+
 }  // namespace siomq::json

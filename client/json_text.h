@@ -37,6 +37,9 @@ class Object {
 // The first element of an ack's argument array, parsed; errc::protocol when there is none.
 // `parser` owns the result.
 Result<simdjson::dom::element> first_arg(simdjson::dom::parser& parser, std::string_view args_json);
+// The calling thread's parser, for answers read on the io thread (a result lives until its next parse).
+simdjson::dom::parser& thread_parser();
+
 // A bus-style answer: {"ok":true,...} is the element; {"ok":false,"error":{code,message}} an Error.
 Result<simdjson::dom::element> ok_answer(simdjson::dom::parser& parser, std::string_view args_json);
 

@@ -186,7 +186,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
       conn_->on(nsp_, event, [weak, event](const Reply& reply) {
         auto self = weak.lock();
         if (!self) return;
-        auto e = json::first_arg(parser(), reply.json);
+        auto e = json::first_arg(json::thread_parser(), reply.json);
         if (e && e->is_object()) self->deliver(event, delivery_of(*e, reply.attachments));
       });
     }
@@ -229,7 +229,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   void on_auth_ok(const Reply& r) {
     auto waiter = take_auth_waiter();
     if (!waiter) return;
-    auto e = json::first_arg(parser(), r.json);
+    auto e = json::first_arg(json::thread_parser(), r.json);
     AuthResult result;
     if (e && e->is_object()) result = AuthResult{json::get_str(*e, "realm"), json::get_str(*e, "role")};
     {
@@ -250,7 +250,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   }
 
   void on_chunk(const Reply& r) {
-    auto e = json::first_arg(parser(), r.json);
+    auto e = json::first_arg(json::thread_parser(), r.json);
     if (!e || !e->is_object()) return;
     std::string id = json::get_str(*e, "transferId");
     int64_t index = json::get_i64(*e, "index", -1);
@@ -277,7 +277,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
     for (auto& [i, piece] : t.pieces) whole += piece;
     std::string event = std::move(t.event);
     transfers_.erase(it);
-    auto doc = parser().parse(whole.data(), whole.size());
+    auto doc = json::thread_parser().parse(whole.data(), whole.size());
     if (doc.error() || !doc.value_unsafe().is_object()) return;
     deliver(event, delivery_of(doc.value_unsafe(), {}));
   }
@@ -286,7 +286,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   void on_rejected(const Reply& r) { decided(false, r); }
 
   void decided(bool approved, const Reply& r) {
-    auto e = json::first_arg(parser(), r.json);
+    auto e = json::first_arg(json::thread_parser(), r.json);
     if (!e || !e->is_object()) return;
     AuthorizationDecision d{approved, json::get_str(*e, "request_id"), json::get_str(*e, "realm"), json::get_str(*e, "role"),
                             json::get_str(*e, "reason")};
@@ -308,7 +308,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   }
 
   void on_presence_event(std::string kind, std::string to, const Reply& r) {
-    auto e = json::first_arg(parser(), r.json);
+    auto e = json::first_arg(json::thread_parser(), r.json);
     if (!e || !e->is_object()) return;
     Presence p;
     p.kind = std::move(kind);
@@ -552,7 +552,7 @@ std::future<Result<std::optional<PendingAuthRequest>>> Client::authorization_nex
     signed_request("AUTHORIZATION_NEXT", "AUTHORIZATION_NEXT", secret, json::Object().str_if("realm", realm).done(),
                    [cb = std::move(cb)](Result<std::string> r) {
                      if (!r) return cb(r.error());
-                     auto doc = parser().parse(r->data(), r->size());
+                     auto doc = json::thread_parser().parse(r->data(), r->size());
                      if (doc.error()) return cb(Error{errc::protocol, "unreadable answer"});
                      simdjson::dom::object request;
                      if (!json::get_object(doc.value_unsafe(), "request", request)) return cb(Next{});
@@ -569,7 +569,7 @@ std::future<Result<PendingAuthRequest>> Client::authorization_decide(std::string
     body.str("request_id", request_id).boolean("approved", approved).str_if("role", role).str_if("reason", reason);
     signed_request("AUTHORIZATION_DECIDE", "AUTHORIZATION_DECIDE", secret, body.done(), [cb = std::move(cb)](Result<std::string> r) {
       if (!r) return cb(r.error());
-      auto doc = parser().parse(r->data(), r->size());
+      auto doc = json::thread_parser().parse(r->data(), r->size());
       simdjson::dom::object request;
       if (doc.error() || !json::get_object(doc.value_unsafe(), "request", request))
         return cb(Error{errc::protocol, "no request in the answer"});

@@ -8,11 +8,6 @@
 namespace siomq::tyomq {
 namespace {
 
-simdjson::dom::parser& parser() {
-  thread_local simdjson::dom::parser p;
-  return p;
-}
-
 // A realm ttl: digits are seconds (a number on the wire), anything else a duration string.
 void put_ttl(json::Object& o, std::string_view key, std::string_view ttl) {
   if (ttl.empty()) return;
@@ -135,7 +130,7 @@ std::future<Result<std::vector<DlqEntry>>> Manager::dlq_list(std::string_view re
                            json::Object().str("command", "dlq_list").str_if("realm", realm).done(),
                            [cb = std::move(cb)](Result<std::string> r) {
                              if (!r) return cb(r.error());
-                             auto doc = parser().parse(r->data(), r->size());
+                             auto doc = json::thread_parser().parse(r->data(), r->size());
                              if (doc.error()) return cb(Error{errc::protocol, "unreadable answer"});
                              std::vector<DlqEntry> out;
                              simdjson::dom::array entries;
@@ -177,7 +172,7 @@ std::future<Result<std::string>> Manager::dlq_replay(std::string_view msg_id, st
                            json::Object().str("command", "dlq_replay").str("msg_id", msg_id).str_if("realm", realm).done(),
                            [cb = std::move(cb)](Result<std::string> r) {
                              if (!r) return cb(r.error());
-                             auto doc = parser().parse(r->data(), r->size());
+                             auto doc = json::thread_parser().parse(r->data(), r->size());
                              if (doc.error()) return cb(Error{errc::protocol, "unreadable answer"});
                              cb(json::get_str(doc.value_unsafe(), "new_msg_id"));
                            });

@@ -13,11 +13,6 @@ namespace wire {
 
 using simdjson::dom::element;
 
-simdjson::dom::parser& parser() {
-  thread_local simdjson::dom::parser p;
-  return p;
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out)
@@ -67,7 +62,7 @@ ServerError error_of(std::string event, const Reply& r) {
   ServerError err;
   err.event = std::move(event);
   err.raw = r.json;
-  auto e = json::first_arg(parser(), r.json);
+  auto e = json::first_arg(json::thread_parser(), r.json);
   if (!e) return err;
   if (e->is_string()) {
     err.message = std::string(e->get_string().value_unsafe());
@@ -97,7 +92,7 @@ PendingAuthRequest pending_of(element e) {
 // A tyo-mq answer through an ack: {ok:false, code, message} is an Error, anything else the value.
 Result<element> answer(const Result<Reply>& r) {
   if (!r) return r.error();
-  auto e = json::first_arg(parser(), r->json);
+  auto e = json::first_arg(json::thread_parser(), r->json);
   if (!e) return e.error();
   if (e->is_object() && !json::get_bool(*e, "ok", true))
     return Error{static_cast<int>(json::get_i64(*e, "code", errc::protocol)), json::get_str(*e, "message", "refused")};

@@ -14,8 +14,6 @@
 
 namespace siomq::tyomq::wire {
 
-// The calling thread's parser: what it returns is valid until the thread's next parse.
-simdjson::dom::parser& parser();
 // ASCII lowercase, as subscription keys are written.
 std::string lower(std::string_view s);
 // Length in UTF-16 code units, as the JavaScript clients and servers measure a message.

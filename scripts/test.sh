@@ -7,8 +7,9 @@
 #      servers (tests/client), end-to-end tests, crash cycles and short libFuzzer runs;
 #   3. ThreadSanitizer build (clang-14): the concurrency end-to-end tests and the client library's tests.
 # The unit tests run once, in the sanitizer build, where they check the most. Compile time is most of the
-# run on a cold machine, so the test builds carry less debug information than a developer's build: line
-# tables (stack traces and sanitizer reports keep file:line), and -O1 for the sanitizer builds.
+# run on a cold machine, so the test builds are unity builds and carry less debug information than a
+# developer's build: line tables (stack traces and sanitizer reports keep file:line), and -O1 for the
+# sanitizer builds.
 # A private redis-server (a free port from 6390, in a temporary directory) serves the redis store's
 # tests: SIOMQ_TEST_REDIS_URL names it for the unit, end-to-end and crash tests; it is stopped on exit.
 # Any sanitizer report fails the run. Ends with one line "tests: N passed, M failed".
@@ -123,9 +124,12 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
 
 # 1. Release build.
-release_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+# Unity builds (16 sources a translation unit): each build here starts cold, and the heavy headers are then
+# compiled once a batch, not once a file (README, "Building by hand").
+unity=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
+release_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "${unity[@]}")
 sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
-                 -DCMAKE_CXX_COMPILER=clang++-14)
+                 -DCMAKE_CXX_COMPILER=clang++-14 "${unity[@]}")
 run_step build-release one bash -c "$(declare -f configure); configure build-test $(printf '%q ' "${release_flags[@]}") \
   -DSIOMQ_TESTS=OFF && cmake --build build-test"
 run_step e2e-release node env SIOMQ_SERVER="$root/build-test/src/siomq-server" bash tests/e2e/run.sh

@@ -28,18 +28,18 @@ using tcp = asio::ip::tcp;
 
 constexpr size_t kMaxResponseBody = 64 * 1024;
 
-struct Target {
+struct UrlTarget {
   std::string host, port, path;
   bool tls = false;
 };
 
-Result<Target> parse_url(std::string_view url) {
+Result<UrlTarget> parse_url(std::string_view url) {
   bool tls = url.starts_with("https://");
   if (!tls && !url.starts_with("http://")) return make_error("only http:// and https:// URLs are supported: " + std::string(url), 400);
   url.remove_prefix(tls ? 8 : 7);
   size_t slash = url.find('/');
   std::string_view authority = url.substr(0, slash);
-  Target t{"", tls ? "443" : "80", slash == std::string_view::npos ? "/" : std::string(url.substr(slash)), tls};
+  UrlTarget t{"", tls ? "443" : "80", slash == std::string_view::npos ? "/" : std::string(url.substr(slash)), tls};
   if (authority.empty() || authority.find('@') != std::string_view::npos) return make_error("bad URL host", 400);
   size_t colon = authority.rfind(':');
   if (authority.front() == '[') {  // [v6]:port
@@ -86,7 +86,7 @@ class Call : public std::enable_shared_from_this<Call<Stream>> {
     parser_.body_limit(kMaxResponseBody);
   }
 
-  void start(const Target& target, std::vector<std::pair<std::string, std::string>> headers, std::string body,
+  void start(const UrlTarget& target, std::vector<std::pair<std::string, std::string>> headers, std::string body,
              std::chrono::milliseconds timeout) {
     request_ = {http::verb::post, target.path, 11};
     request_.set(http::field::host, target.host + ":" + target.port);

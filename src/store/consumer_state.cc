@@ -9,9 +9,9 @@ namespace {
 
 using namespace record_json;
 
-constexpr std::array<std::string_view, 6> kFields = {"stream",    "consumer", "delivered",
+constexpr std::array<std::string_view, 6> kConsumerStateFields = {"stream",    "consumer", "delivered",
                                                      "ack_floor", "pending",  "config"};
-static_assert(kFields.size() <= kMaxFields);
+static_assert(kConsumerStateFields.size() <= kMaxFields);
 
 void append_pending(std::string& out, const std::vector<PendingDelivery>& pending) {
   out.push_back('[');
@@ -101,7 +101,7 @@ std::string encode_consumer_state(const ConsumerState& s) {
 }
 
 Result<ConsumerState> decode_consumer_state(std::string_view text) {
-  Fields f("consumer state", text, kFields);
+  Fields f("consumer state", text, kConsumerStateFields);
   ConsumerState s;
   s.stream = f.string("stream");
   s.consumer = f.string("consumer");

@@ -19,7 +19,9 @@ class ContentsBuilder {
   // Adds the record stored under `key` (the family's own key, without a backend's prefix); the reason
   // when it cannot be read.
   std::optional<std::string> add(Family family, std::string_view key, std::string_view value);
-  // Counts a record moved to the quarantine; returns the count so far.
+  // Counts a record moved to the quarantine; returns the count so far. A backend names the first
+  // kQuarantineWarnings in the log at start-up and only counts the rest.
+  static constexpr uint64_t kQuarantineWarnings = 20;
   uint64_t note_quarantined() { return ++contents_.quarantined; }
   uint64_t quarantined() const { return contents_.quarantined; }
   Contents finish() &&;

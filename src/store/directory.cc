@@ -8,8 +8,8 @@ namespace {
 
 using namespace record_json;
 
-constexpr std::array<std::string_view, 5> kFields = {"directory", "realm", "key", "value", "updated_at"};
-static_assert(kFields.size() <= kMaxFields);
+constexpr std::array<std::string_view, 5> kDirectoryFields = {"directory", "realm", "key", "value", "updated_at"};
+static_assert(kDirectoryFields.size() <= kMaxFields);
 
 }  // namespace
 
@@ -36,7 +36,7 @@ std::string encode_directory_entry(const DirectoryEntry& e) {
 }
 
 Result<DirectoryEntry> decode_directory_entry(std::string_view text) {
-  Fields f("directory entry", text, kFields);
+  Fields f("directory entry", text, kDirectoryFields);
   DirectoryEntry e;
   e.directory = f.string("directory");
   e.realm = f.string("realm");

@@ -54,9 +54,6 @@ constexpr char kMarkerName[] = "SIOMQ_STORE";
 constexpr std::string_view kMarkerLine = "siomq store format ";
 constexpr int kFormatVersion = 1;
 
-// Quarantined records named one by one in the log at start-up; the rest are only counted.
-constexpr uint64_t kQuarantineLogLines = 20;
-
 // Deletes since the last compaction after which an idle writer compacts the record ranges, provided
 // they were at least as many as the records left (so the compaction rewrites no more live data than it
 // frees). Fewer are left to the deletion collector and RocksDB's own compactions.
@@ -209,7 +206,7 @@ class FileStore final : public Backend {
       std::string_view key = view(it->key());
       if (!key.empty() && key[0] == kQuarantineFilePrefix) continue;
       if (auto why = read_record(key, view(it->value()), contents)) {
-        if (contents.note_quarantined() <= kQuarantineLogLines)
+        if (contents.note_quarantined() <= ContentsBuilder::kQuarantineWarnings)
           spdlog::warn("store {}: {} cannot be read ({}); moved to the quarantine", dir_, describe_key(key), *why);
         auto put = quarantine.Put(std::string(1, kQuarantineFilePrefix).append(key), it->value());
         auto del = quarantine.Delete(it->key());

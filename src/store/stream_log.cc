@@ -9,9 +9,9 @@ namespace {
 
 using namespace record_json;
 
-constexpr std::array<std::string_view, 9> kFields = {"stream",  "seq",         "subject", "headers", "payload_format",
+constexpr std::array<std::string_view, 9> kStreamLogFields = {"stream",  "seq",         "subject", "headers", "payload_format",
                                                       "payload", "attachments", "time",    "msg_id"};
-static_assert(kFields.size() <= kMaxFields);
+static_assert(kStreamLogFields.size() <= kMaxFields);
 
 void read_payload(Fields& f, StreamMessage& m) {
   const std::string format = f.string("payload_format");
@@ -90,7 +90,7 @@ std::string encode_stream_message(const StreamMessage& m) {
 }
 
 Result<StreamMessage> decode_stream_message(std::string_view text) {
-  Fields f("stream message", text, kFields);
+  Fields f("stream message", text, kStreamLogFields);
   StreamMessage m;
   m.stream = f.string("stream");
   m.seq = f.integer("seq");

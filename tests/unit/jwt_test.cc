@@ -7,7 +7,7 @@
 namespace siomq::auth {
 namespace {
 
-constexpr int64_t kNow = 1'764'000'000;
+constexpr int64_t kJwtNow = 1'764'000'000;
 
 std::string b64url(std::string_view s) {
   std::string out = base64::encode(s);
@@ -18,7 +18,7 @@ std::string b64url(std::string_view s) {
 
 TEST(Jwt, AValidTokenGrantsItsRealmAndRole) {
   auto t = sign_jwt(R"({"realm":"r1","role":"Producer","exp":1764000100,"nbf":1763999000})", "k");
-  auto g = verify_jwt(t, "k", kNow);
+  auto g = verify_jwt(t, "k", kJwtNow);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(g->realm, "r1");
   EXPECT_EQ(g->role, "Producer");  // as given
@@ -27,7 +27,7 @@ TEST(Jwt, AValidTokenGrantsItsRealmAndRole) {
 
 TEST(Jwt, RefusesForgedExpiredAndMalformedTokens) {
   auto bad = [](const std::string& token) {
-    auto g = verify_jwt(token, "k", kNow);
+    auto g = verify_jwt(token, "k", kJwtNow);
     EXPECT_FALSE(g.ok()) << token;
     return g.ok() ? 0 : g.error().code;
   };

@@ -15,6 +15,7 @@
 
 #include "transport/sio_client.h"
 #include "tools/bench/histogram.h"
+#include "wire/json_text.h"
 #include "wire/socketio.h"
 
 namespace siomq::bench {
@@ -25,12 +26,6 @@ using Clock = std::chrono::steady_clock;
 using client::SioClient;
 
 constexpr size_t kPullBatch = 100;
-
-std::string quoted(std::string_view s) {
-  std::string out;
-  sio::append_json_string(out, s);
-  return out;
-}
 
 // The number after `"key":` in `json`, 0 when absent.
 uint64_t number_after(const std::string& json, std::string_view key) {
@@ -115,7 +110,7 @@ class BusLoad {
       for (auto& c : subs_) {
         SioClient* self = c.get();
         c->on("msg", [this, self](const SioClient::Incoming& in) { on_msg(*self, in); });
-        std::string sub = "{\"subject\":" + quoted(subject_) + "}";
+        std::string sub = "{\"subject\":" + json_text::quoted(subject_) + "}";
         c->emit("sub", sub, [this](const SioClient::Incoming& in) {
           if (answered_ok(in, "sub") && ++subscribed_ == subs_.size()) start();
         });
@@ -123,7 +118,7 @@ class BusLoad {
       return;
     }
     // Streams: a file stream on the subject (and, to pull, a consumer once it is filled).
-    std::string create = "{\"name\":" + quoted(stream_) + ",\"subjects\":[" + quoted(subject_) + "]}";
+    std::string create = "{\"name\":" + json_text::quoted(stream_) + ",\"subjects\":[" + json_text::quoted(subject_) + "]}";
     control_->emit("stream.create", create, [this](const SioClient::Incoming& in) {
       if (answered_ok(in, "stream.create")) start();
     });
@@ -147,14 +142,14 @@ class BusLoad {
     if (s == "bus-pubsub") {
       uint64_t fan = subs_.size();
       for (size_t k = 0; k < 256 && sent_ - std::min(sent_, received_ / fan) < o_.window && sending(); ++k) {
-        pubs_[sent_ % pubs_.size()]->emit("pub", "{\"subject\":" + quoted(subject_) + ",\"data\":" + quoted(body_) + "}");
+        pubs_[sent_ % pubs_.size()]->emit("pub", "{\"subject\":" + json_text::quoted(subject_) + ",\"data\":" + json_text::quoted(body_) + "}");
         ++sent_;
       }
     } else if (s == "bus-request") {
       while (sent_ - answers_ < o_.window && sending()) {
         ++sent_;
         Clock::time_point t0 = Clock::now();
-        pubs_[0]->emit("request", "{\"subject\":" + quoted(subject_) + ",\"data\":" + quoted(body_) + "}",
+        pubs_[0]->emit("request", "{\"subject\":" + json_text::quoted(subject_) + ",\"data\":" + json_text::quoted(body_) + "}",
                        [this, t0](const SioClient::Incoming& in) {
                          if (!answered_ok(in, "request")) return;
                          latency_.record(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
@@ -167,7 +162,7 @@ class BusLoad {
     } else if (s == "bus-stream" || (s == "bus-pull" && !filled_)) {
       while (sent_ - answers_ < o_.window && sending()) {
         ++sent_;
-        pubs_[0]->emit("stream.pub", "{\"subject\":" + quoted(subject_) + ",\"data\":" + quoted(body_) + "}",
+        pubs_[0]->emit("stream.pub", "{\"subject\":" + json_text::quoted(subject_) + ",\"data\":" + json_text::quoted(body_) + "}",
                        [this](const SioClient::Incoming& in) {
                          if (!answered_ok(in, "stream.pub")) return;
                          ++answers_;
@@ -202,7 +197,7 @@ class BusLoad {
     publish_end_ = last_;
     if (o_.scenario != "bus-pull") return finish();
     filled_ = true;
-    std::string add = "{\"stream\":" + quoted(stream_) + ",\"name\":\"bench\",\"max_ack_pending\":-1}";
+    std::string add = "{\"stream\":" + json_text::quoted(stream_) + ",\"name\":\"bench\",\"max_ack_pending\":-1}";
     control_->emit("consumer.add", add, [this](const SioClient::Incoming& in) {
       if (!answered_ok(in, "consumer.add")) return;
       pull_start_ = Clock::now();
@@ -261,9 +256,9 @@ class BusLoad {
     if (o_.json) {
       std::printf("{\"scenario\":%s,\"url\":%s,\"producers\":%d,\"consumers\":%d,\"size\":%zu,\"window\":%zu,"
                   "\"sent\":%llu,\"received\":%llu,\"acked\":%llu,\"rate\":%.0f,\"unit\":%s",
-                  quoted(s).c_str(), quoted(o_.url).c_str(), o_.producers, o_.consumers, o_.size, o_.window,
+                  json_text::quoted(s).c_str(), json_text::quoted(o_.url).c_str(), o_.producers, o_.consumers, o_.size, o_.window,
                   static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(received_ + answers_),
-                  static_cast<unsigned long long>(acked_), rate, quoted(what).c_str());
+                  static_cast<unsigned long long>(acked_), rate, json_text::quoted(what).c_str());
       if (latency_.count())
         std::printf(",\"latency_us\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f}", us(latency_.quantile(0.5)),
                     us(latency_.quantile(0.99)), us(latency_.max()));

@@ -18,6 +18,7 @@
 
 #include "transport/sio_client.h"
 #include "tools/bench/histogram.h"
+#include "wire/json_text.h"
 #include "wire/socketio.h"
 #include "wire/subscription_key.h"
 
@@ -34,12 +35,6 @@ constexpr std::chrono::milliseconds kSetupWait{2000};
 
 int64_t since(Clock::time_point t0, Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t - t0).count();
-}
-
-std::string quoted(std::string_view s) {
-  std::string out;
-  sio::append_json_string(out, s);
-  return out;
 }
 
 // The server's resident set in KiB (VmRSS), 0 when unknown.
@@ -123,21 +118,21 @@ class Load {
     consumers_.assign(clients_.begin(), clients_.begin() + o_.consumers);
     producers_.assign(clients_.begin() + o_.consumers, clients_.end());
     for (int j = 0; j < o_.producers; ++j) {
-      producers_[static_cast<size_t>(j)]->emit("PRODUCER", "{\"name\":" + quoted(producer_name(j)) + "}");
+      producers_[static_cast<size_t>(j)]->emit("PRODUCER", "{\"name\":" + json_text::quoted(producer_name(j)) + "}");
       producers_[static_cast<size_t>(j)]->on("ERROR", [this](const SioClient::Incoming& in) { note_error(in); });
     }
     for (int i = 0; i < o_.consumers; ++i) {
       auto& c = consumers_[static_cast<size_t>(i)];
       std::string name = "bench-c" + std::to_string(i) + "-" + run_id_;
-      c->emit("CONSUMER", "{\"name\":" + quoted(name) + "}");
+      c->emit("CONSUMER", "{\"name\":" + json_text::quoted(name) + "}");
       c->on("ERROR", [this](const SioClient::Incoming& in) { note_error(in); });
       if (o_.scenario == "topics") {
         subscribe(*c, name, "TYO-MQ-ALL", "bench/+/x", ",\"mode\":\"topic\"");
       } else {
         for (int j = 0; j < o_.producers; ++j) {
           std::string extra;
-          if (o_.scenario == "group") extra = ",\"group\":" + quoted("bench-g-" + run_id_);
-          if (o_.scenario == "durable") extra = ",\"durable\":true,\"ack\":true,\"consumer_id\":" + quoted(name);
+          if (o_.scenario == "group") extra = ",\"group\":" + json_text::quoted("bench-g-" + run_id_);
+          if (o_.scenario == "durable") extra = ",\"durable\":true,\"ack\":true,\"consumer_id\":" + json_text::quoted(name);
           subscribe(*c, name, producer_name(j), "bench", extra);
         }
       }
@@ -179,8 +174,8 @@ class Load {
 
   void subscribe(SioClient& c, const std::string& consumer, const std::string& producer, const std::string& event,
                  const std::string& extra) {
-    c.emit("SUBSCRIBE", "{\"event\":" + quoted(event) + ",\"producer\":" + quoted(producer) + ",\"consumer\":" +
-                            quoted(consumer) + extra + "}");
+    c.emit("SUBSCRIBE", "{\"event\":" + json_text::quoted(event) + ",\"producer\":" + json_text::quoted(producer) + ",\"consumer\":" +
+                            json_text::quoted(consumer) + extra + "}");
     auto handler = [this, &c](const SioClient::Incoming& in) {
       if (o_.scenario == "durable") ack(c, in);
       delivered(in);
@@ -245,8 +240,8 @@ class Load {
 
   std::string produce_args(int j, int64_t intended_ns) {
     std::string args = "{\"event\":";
-    args += o_.scenario == "topics" ? quoted("bench/" + std::to_string(sent_ % 8) + "/x") : "\"bench\"";
-    args += ",\"from\":" + quoted(producer_name(j)) + ",\"message\":\"";
+    args += o_.scenario == "topics" ? json_text::quoted("bench/" + std::to_string(sent_ % 8) + "/x") : "\"bench\"";
+    args += ",\"from\":" + json_text::quoted(producer_name(j)) + ",\"message\":\"";
     if (o_.scenario == "latency") {
       std::string stamp = std::to_string(intended_ns) + ":";
       args += stamp;
@@ -270,11 +265,11 @@ class Load {
   void send_chunked(int j, const std::string& text) {
     constexpr size_t kPiece = 256 * 1024;
     const size_t total = (text.size() + kPiece - 1) / kPiece;
-    const std::string id = quoted("bench-" + std::to_string(j) + "-" + std::to_string(sent_));
+    const std::string id = json_text::quoted("bench-" + std::to_string(j) + "-" + std::to_string(sent_));
     for (size_t i = 0; i < total; ++i) {
       producers_[static_cast<size_t>(j)]->emit(
           "PRODUCE_CHUNK", "{\"transferId\":" + id + ",\"index\":" + std::to_string(i) + ",\"total\":" +
-                               std::to_string(total) + ",\"data\":" + quoted(std::string_view(text).substr(i * kPiece, kPiece)) + "}");
+                               std::to_string(total) + ",\"data\":" + json_text::quoted(std::string_view(text).substr(i * kPiece, kPiece)) + "}");
     }
   }
 
@@ -352,7 +347,7 @@ class Load {
       std::printf("{\"scenario\":%s,\"url\":%s,\"eio\":%d,\"producers\":%d,\"consumers\":%d,\"size\":%zu,\"rate\":%.0f,"
                   "\"seconds\":%.3f,\"sent\":%llu,\"delivered\":%llu,\"expected\":%llu,\"lost\":%llu,\"errors\":%llu,"
                   "\"msgs_per_s\":%.0f,\"deliveries_per_s\":%.0f",
-                  quoted(o_.scenario).c_str(), quoted(o_.url).c_str(), o_.eio, o_.producers, o_.consumers, o_.size,
+                  json_text::quoted(o_.scenario).c_str(), json_text::quoted(o_.url).c_str(), o_.eio, o_.producers, o_.consumers, o_.size,
                   o_.rate, send_s, static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(delivered_),
                   static_cast<unsigned long long>(expected),
                   static_cast<unsigned long long>(expected > delivered_ ? expected - delivered_ : 0),
@@ -400,7 +395,7 @@ class Load {
       std::printf("{\"scenario\":\"connections\",\"url\":%s,\"eio\":%d,\"connections\":%d,\"connect_seconds\":%.3f,"
                   "\"connects_per_s\":%.0f,\"server_rss_kib_before\":%ld,\"server_rss_kib_after\":%ld,"
                   "\"server_kib_per_connection\":%.2f}\n",
-                  quoted(o_.url).c_str(), o_.eio, o_.connections, secs, secs > 0 ? o_.connections / secs : 0, before,
+                  json_text::quoted(o_.url).c_str(), o_.eio, o_.connections, secs, secs > 0 ? o_.connections / secs : 0, before,
                   rss_after_, per);
     } else {
       std::printf("connections   %d open in %.2f s (%.0f/s)\n", o_.connections, secs, secs > 0 ? o_.connections / secs : 0);

@@ -6,10 +6,6 @@
 namespace siomq::surfaces::bus {
 namespace {
 
-Error bad(std::string_view name, std::string_view why) {
-  return Error{kBadRequest, std::string(name) + ": " + std::string(why)};
-}
-
 // The subject, data and header every publishing request has.
 struct Published {
   std::string subject, data, header;

@@ -9,10 +9,6 @@
 namespace siomq::surfaces::bus {
 namespace {
 
-Error bad(std::string_view name, std::string_view why) {
-  return Error{kBadRequest, std::string(name) + ": " + std::string(why)};
-}
-
 bool ascii_iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -25,6 +21,10 @@ bool ascii_iequals(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+Error bad(std::string_view name, std::string_view why) {
+  return Error{kBadRequest, std::string(name) + ": " + std::string(why)};
+}
 
 Result<std::string_view> request_object(std::string_view args) {
   auto elements = json_spans::array_elements(args);

@@ -21,6 +21,9 @@ using json::parse_integer;
 // only `data` may be a JSON string, the request itself may not).
 Result<std::string_view> request_object(std::string_view args);
 
+// The 400 answer for a field: "<name>: <why>".
+Error bad(std::string_view name, std::string_view why);
+
 // A message's data (§1): a binary attachment placeholder, or a JSON string whose UTF-8 bytes are the data.
 Result<std::string> read_data(std::string_view raw, std::span<const std::string> attachments);
 // A header (§1): an object of string values, at most kMaxHeaderEntries entries and kMaxHeaderBytes of

@@ -9,8 +9,6 @@ namespace {
 
 constexpr int64_t kMaxSeq = int64_t{1} << 53;
 
-Error bad(std::string_view name, std::string_view why) { return Error{kBadRequest, std::string(name) + ": " + std::string(why)}; }
-
 Result<std::string> stream_name(Fields& f, std::string_view field = "name") {
   auto name = f.string(field, true, 256);
   if (f.error()) return *f.error();

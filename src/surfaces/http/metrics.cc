@@ -24,20 +24,20 @@ prometheus::Gauge& plain_gauge(prometheus::Registry& r, const char* name, const 
   return prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
 }
 
-// A counter that mirrors a running total kept elsewhere (the durable queues', the Engine.IO server's):
-// each scrape adds what the total gained since the last one.
-struct MirroredCounter {
-  prometheus::Counter* counter;
-  uint64_t seen = 0;
-  void update(uint64_t total) {
-    if (total > seen) counter->Increment(static_cast<double>(total - seen));
-    seen = std::max(seen, total);
-  }
-};
-
 }  // namespace
 
 struct Metrics::Families {
+  // A counter that mirrors a running total kept elsewhere (the durable queues', the Engine.IO server's):
+  // each scrape adds what the total gained since the last one.
+  struct MirroredCounter {
+    prometheus::Counter* counter;
+    uint64_t seen = 0;
+    void update(uint64_t total) {
+      if (total > seen) counter->Increment(static_cast<double>(total - seen));
+      seen = std::max(seen, total);
+    }
+  };
+
   explicit Families(size_t max_series)
       : connections(*registry, "tyo_mq_connections_total", "Socket.IO connections accepted on /", {}, 1),
         produced(*registry, "tyo_mq_messages_produced_total", "Messages produced", {"event", "realm"}, max_series),
