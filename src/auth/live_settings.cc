@@ -205,6 +205,28 @@ json LiveSettings::document() const {
 }
 
 Status LiveSettings::update(const std::function<Status(json&)>& change) {
+  std::optional<json> changed;
+  Status st = apply(change, &changed);
+  if (changed && on_changed_) on_changed_(*changed);  // outside the lock: the observer may read us
+  return st;
+}
+
+Status LiveSettings::adopt(json shared) {
+  if (!shared.is_object()) return make_error("invalid settings: not an object", 400);
+  return apply(
+      [&](json& doc) {
+        // This node's own blocks stay (its node_id, certificate paths, store, tuning); the rest is the cluster's.
+        for (const char* key : kNodeLocalKeys) {
+          if (doc.contains(key)) shared[key] = doc[key];
+          else shared.erase(key);
+        }
+        doc = std::move(shared);
+        return Status(Ok{});
+      },
+      nullptr);
+}
+
+Status LiveSettings::apply(const std::function<Status(json&)>& change, std::optional<json>* changed) {
   std::lock_guard lock(mu_);
   json copy = document_;
   if (auto s = change(copy); !s) return s;
@@ -223,12 +245,17 @@ Status LiveSettings::update(const std::function<Status(json&)>& change) {
   } catch (const std::exception& e) {
     return make_error(std::string("invalid settings: ") + e.what(), 400);
   }
-  if (store_) return save_parts(std::move(copy), std::move(parsed), stored, std::move(file_part));
+  if (store_) {
+    Status saved = save_parts(std::move(copy), std::move(parsed), stored, std::move(file_part));
+    if (saved && changed) *changed = document_;
+    return saved;
+  }
   if (!path_.empty()) {
     if (auto s = write_file_atomically(path_, copy.dump(2) + "\n"); !s) return s;
     seen_ = stamp();
   }
   install(std::move(copy), std::move(parsed));
+  if (changed) *changed = document_;
   return Ok{};
 }
 

@@ -74,6 +74,15 @@ class LiveSettings {
   // change or an unparsable result changes nothing and is returned (400 for an invalid document).
   Status update(const std::function<Status(nlohmann::json&)>& change);
 
+  // A cluster's document (cluster/cluster.h), another node's change: replaces this one whole like
+  // update(), except for this node's own blocks (kNodeLocalKeys), and is not reported to on_changed.
+  Status adopt(nlohmann::json shared);
+  // The top-level blocks that belong to one node and are never taken from the cluster.
+  static constexpr const char* kNodeLocalKeys[] = {"cluster", "tls", "transport", "storage", "storage_options", "auth_store"};
+  // Called after every successful update() with the new document, outside the lock (the cluster
+  // publishes it). Set once, before the server serves.
+  void on_changed(std::function<void(const nlohmann::json&)> f) { on_changed_ = std::move(f); }
+
   // Re-reads the file; a broken file keeps the last good settings and returns why (code 500, or 400
   // when no file is configured).
   Status reload();
@@ -99,6 +108,9 @@ class LiveSettings {
     bool operator==(const FileStamp&) const = default;
   };
   Snapshot parse(const nlohmann::json& document) const;
+  // update() and adopt(): the change applied, written and installed under mu_; `changed` (when not
+  // null) gets the new document.
+  Status apply(const std::function<Status(nlohmann::json&)>& change, std::optional<nlohmann::json>* changed);
   void install(nlohmann::json document, Snapshot snapshot);  // under mu_
   FileStamp stamp() const;
   // The file's document with the store's part in it: a first start imports the file's part, a later one
@@ -120,6 +132,7 @@ class LiveSettings {
   std::unique_ptr<AuthStore> store_;
   nlohmann::json file_part_;  // with store_: the document as the settings file holds it
   std::atomic<uint64_t> generation_{0};
+  std::function<void(const nlohmann::json&)> on_changed_;
 };
 
 // Writes `text` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the directory.

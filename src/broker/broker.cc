@@ -23,6 +23,22 @@ Broker::Routing Broker::route_produce(const std::string& realm, std::string_view
   return out;
 }
 
+std::vector<Route> Broker::route_relayed(const std::string& realm, std::string_view event, const std::string& from) {
+  std::vector<Route> out;
+  auto route_in = [&](const std::string& name) {
+    std::shared_ptr<Slot> slot = existing(name);
+    if (!slot) return;
+    std::lock_guard lock(slot->mu);
+    for (auto& route : slot->realm.route(event, from, false)) {
+      route.realm = name;
+      out.push_back(std::move(route));
+    }
+  };
+  route_in(realm);
+  if (realm != kMirrorRealm) route_in(kMirrorRealm);
+  return out;
+}
+
 std::vector<std::string> Broker::realm_names() {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;

@@ -29,6 +29,10 @@ class Broker {
                         const std::optional<std::string>& sender_id, const EndpointPtr& sender,
                         size_t name_room = SIZE_MAX);
 
+  // Routes a message another node relayed (§10): like route_produce, but it binds no name, skips groups and
+  // creates no realm. Every copy, in order.
+  std::vector<Route> route_relayed(const std::string& realm, std::string_view event, const std::string& from);
+
   // Runs `f(RealmRegistry&)` under the realm's lock, creating the realm on first use; returns what f returns.
   template <class F>
   auto with_realm(const std::string& name, F&& f) {

@@ -229,7 +229,7 @@ bool RealmRegistry::bind_sender(const std::string& name, const std::optional<std
   return fresh;
 }
 
-std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view from) {
+std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view from, bool with_groups) {
   // The three keys a message is routed by, built in this thread's buffers (no allocation per message).
   thread_local std::string keys[3];
   thread_local std::vector<Candidate> candidates;
@@ -277,6 +277,7 @@ std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view
   std::unordered_map<std::string_view, size_t> group_index;
   for (const auto& cand : candidates) {
     if (const auto& group = cand.sub->spec.group) {
+      if (!with_groups) continue;
       auto [g, fresh] = group_index.try_emplace(*group, groups.size());
       if (fresh) groups.push_back({*group, {cand}});
       else groups[g->second].second.push_back(cand);

@@ -96,8 +96,10 @@ class RealmRegistry {
   // (the caps on names apply to PRODUCE too); returns whether it was added.
   bool bind_sender(const std::string& name, const std::optional<std::string>& id, const EndpointPtr& endpoint,
                    size_t name_room = SIZE_MAX);
-  // Routing of PRODUCE {event, from} (§4.2, §4.4, §4.5): every copy to deliver, in order.
-  std::vector<Route> route(std::string_view event, std::string_view from);
+  // Routing of PRODUCE {event, from} (§4.2, §4.4, §4.5): every copy to deliver, in order. Without
+  // `with_groups`, grouped subscriptions are skipped (a message relayed from another node: its origin
+  // picked the group's member).
+  std::vector<Route> route(std::string_view event, std::string_view from, bool with_groups = true);
   // Broadcast to the realm (§4.6): every live connection bound to a producer or consumer name, once each.
   std::vector<EndpointPtr> members() const;
   // Broadcast to group `group` (§4.6): per distinct consumer name, its first subscription in that group.

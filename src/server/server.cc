@@ -13,6 +13,7 @@
 #include "broker/durable_queues.h"
 #include "broker/key_directory.h"
 #include "broker/streams.h"
+#include "cluster/cluster.h"
 #include "net/engine_server.h"
 #include "net/inbound_budget.h"
 #include "net/listener.h"
@@ -29,6 +30,8 @@
 #include "surfaces/http/sse_history.h"
 #include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/delivery.h"
+#include "surfaces/tyo_mq/produce_chunks.h"
+#include "surfaces/tyo_mq/publish.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 
 namespace siomq::server {
@@ -72,6 +75,7 @@ Server::Server(ServerOptions options)
   open_store();
   start_queues();
   register_surfaces();
+  join_cluster();
   listen();
   signals_.emplace(main_io_, SIGINT, SIGTERM, SIGHUP);
 }
@@ -147,6 +151,32 @@ void Server::register_surfaces() {
     streams_->purge_realm(realm, nullptr);
   };
   if (settings_.diagnostics) surfaces::register_diagnostics(*sio_);
+}
+
+void Server::join_cluster() {
+  const cluster::ClusterConfig& config = settings_.cluster;
+  if (!config.enabled) return;
+  std::shared_ptr<surfaces::Context> ctx = tyo_mq_.context;
+  cluster::Cluster::Handlers handlers;
+  handlers.message = [ctx](const cluster::RelayedMessage& m) { surfaces::deliver_relayed(*ctx, m); };
+  handlers.adopt_settings = [this](const std::string& text) {
+    auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (auto s = doc.is_discarded() ? Status(make_error("not JSON", 400)) : live_.adopt(std::move(doc)); s)
+      spdlog::info("cluster: adopted the cluster's settings");
+    else
+      spdlog::error("cluster: keeping this node's settings; the cluster's cannot be used: {}", s.error().message);
+  };
+  handlers.local_settings = [this] { return live_.document().dump(); };
+  // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope.
+  const size_t max_relayed = std::max(settings_.transport.max_payload, surfaces::kMaxTransferBytesPerSocket) + 64 * 1024;
+  cluster_ = std::make_unique<cluster::Cluster>(config, std::move(handlers), max_relayed);
+  cluster::Cluster* c = cluster_.get();
+  ctx->cluster_node_id = c->node_id();
+  ctx->relay = [c](cluster::RelayedMessage m) { c->relay(std::move(m)); };
+  ctx->claim_nonce = [c](const std::string& nonce, std::function<void(const Status&)> done) {
+    c->claim_nonce(nonce, std::move(done));
+  };
+  live_.on_changed([c](const nlohmann::json& doc) { c->publish_settings(doc.dump()); });
 }
 
 void Server::listen() {
@@ -228,6 +258,8 @@ void Server::move_store(surfaces::StoreTarget target, std::function<void(const S
 }
 
 void Server::start() {
+  if (cluster_ && !cluster_->start(std::chrono::seconds(3)))
+    spdlog::warn("cluster: starting with this node's own settings; the cluster's are adopted once redis answers");
   pool_->start();
   engine_->start();
   listener_->start();
@@ -297,6 +329,7 @@ void Server::stop() {
   }).detach();
   listener_->stop();
   if (tls_listener_) tls_listener_->stop();
+  if (cluster_) cluster_->stop();  // no more relayed deliveries into sessions that are closing
   engine_->close_all("server shutting down");
   for (int i = 0; i < 20 && engine_->session_count() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -6,12 +6,12 @@
 // Construction, in this order (each part uses the ones before it, and they are members in this order):
 // settings (file, environment, command line) → live settings → the store backend, loaded → writer →
 // worker pool → Socket.IO server → broker → durable queues, the E2EE key directory and the SSE history
-// (restored from what the store held; the queues started) → surfaces → Engine.IO server → listener (bound, not accepting yet). The TLS certificate and key are
+// (restored from what the store held; the queues started) → surfaces → the cluster link → Engine.IO server → listener (bound, not accepting yet). The TLS certificate and key are
 // loaded first of all. A failure throws, before anything is served: net::TlsError for TLS files
 // (net::kTlsExitCode), store::StoreError when the store cannot be opened (the process exits with
 // kStoreExitCode), another std::exception otherwise.
 //
-// start() starts the workers and accepting; run() is the surfaces' first housekeeping (expired realms go
+// start() joins the cluster (waiting up to 3 s for its settings) and starts the workers and accepting; run() is the surfaces' first housekeeping (expired realms go
 // before any client comes), start(), the main loop until SIGTERM or SIGINT (SIGHUP and a changed
 // settings file reload the settings; SIGHUP also reloads the TLS certificate and key), then stop().
 //
@@ -64,6 +64,9 @@ class Streams;
 namespace siomq::surfaces::http {
 class SseHistory;
 }  // namespace siomq::surfaces::http
+namespace siomq::cluster {
+class Cluster;
+}  // namespace siomq::cluster
 
 namespace siomq::server {
 
@@ -102,6 +105,8 @@ class Server {
   void open_store();
   void start_queues();
   void register_surfaces();
+  // The cluster (§10), when enabled: relayed messages, shared settings and nonces wired to the surfaces.
+  void join_cluster();
   void listen();
   // The TLS context, when TLS is configured; throws net::TlsError for files that cannot be used.
   void load_tls();
@@ -136,6 +141,9 @@ class Server {
   boost::asio::io_context main_io_;  // the main thread's loop
   surfaces::TyoMqSurface tyo_mq_;
   remote::RemoteSurface remote_;
+  // This node's link to the others (cluster.enabled); null on a node alone. Its handlers use the
+  // surfaces and the live settings, so it goes before them.
+  std::unique_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<net::EngineServer> engine_;
   net::HttpRoutes routes_;
   std::function<void()> http_publish_sweep_;  // HTTP publish's expired tickets, swept once a second

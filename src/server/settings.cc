@@ -167,6 +167,43 @@ net::TlsOptions read_tls(const json& t) {
   return o;
 }
 
+// The `cluster` block (§10), with the reference's camelCase aliases. A cluster needs a Redis URL: its own
+// or the redis store's (storage_options.url, even when the store is another backend).
+cluster::ClusterConfig read_cluster(const json& doc, const StorageSettings& storage) {
+  cluster::ClusterConfig c;
+  c.redis_url = storage.redis_url;
+  if (!doc.contains("cluster")) return c;
+  const auto& b = doc.at("cluster");
+  if (!b.is_object()) throw std::runtime_error("cluster must be an object");
+  auto text = [&](std::initializer_list<const char*> names, std::string& out) {
+    for (const char* n : names) {
+      if (!b.contains(n)) continue;
+      if (!b.at(n).is_string() || b.at(n).get<std::string>().empty())
+        throw std::runtime_error(std::string("cluster.") + n + " must be a non-empty string");
+      out = b.at(n).get<std::string>();
+      return;
+    }
+  };
+  if (b.contains("enabled")) {
+    if (!b.at("enabled").is_boolean()) throw std::runtime_error("cluster.enabled must be a boolean");
+    c.enabled = b.at("enabled").get<bool>();
+  }
+  text({"redis_url", "redisUrl", "url"}, c.redis_url);
+  text({"prefix", "channel_prefix", "channelPrefix"}, c.prefix);
+  text({"node_id", "nodeId"}, c.node_id);
+  if (c.node_id.size() > 128) throw std::runtime_error("cluster.node_id must be at most 128 characters");
+  text({"reference_relay"}, c.reference_relay);
+  if (c.reference_relay != "auto" && c.reference_relay != "always" && c.reference_relay != "never")
+    throw std::runtime_error("cluster.reference_relay must be \"auto\", \"always\" or \"never\"");
+  if (b.contains("node_lease_ms")) {
+    const auto& v = b.at("node_lease_ms");
+    if (!v.is_number_integer() || v.get<int64_t>() < 1000 || v.get<int64_t>() > 600'000)
+      throw std::runtime_error("cluster.node_lease_ms must be an integer from 1000 to 600000");
+    c.node_lease_ms = v.get<int64_t>();
+  }
+  return c;
+}
+
 }  // namespace
 
 Settings settings_from_json(const json& doc) {
@@ -208,6 +245,7 @@ Settings settings_from_json(const json& doc) {
     s.diagnostics = doc.at("diagnostics").get<bool>();
   }
   s.storage = read_storage(doc);
+  s.cluster = read_cluster(doc, s.storage);
   check_relay_settings(doc);
   s.key_directory = read_key_directory(doc);
   if (doc.contains("tls")) s.tls = read_tls(doc.at("tls"));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "broker/key_directory_limits.h"
+#include "cluster/cluster_config.h"
 #include "net/tls_options.h"
 #include "net/transport_options.h"
 
@@ -35,6 +36,7 @@ struct Settings {
   broker::KeyDirectoryLimits key_directory;  // limits.max_directory_entries_per_realm, limits.max_directory_bytes
   bool diagnostics = false;
   std::optional<net::TlsOptions> tls;  // the `tls` block: TLS terminated by the server
+  cluster::ClusterConfig cluster;      // the `cluster` block (§10)
   std::shared_ptr<const nlohmann::json> document;  // the whole file, for the surfaces that read it
 };
 

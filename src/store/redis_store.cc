@@ -21,6 +21,7 @@
 #include <span>
 #include <unordered_set>
 
+#include "redis/redis_url.h"
 #include "store/backend.h"
 #include "store/contents_builder.h"
 #include "store/seq_key.h"
@@ -43,89 +44,6 @@ constexpr timeval kConnectTimeout{5, 0};
 constexpr timeval kCommandTimeout{30, 0};
 // Fields per HSET / HDEL when consecutive changes to one hash are folded into one command.
 constexpr size_t kFieldsPerCommand = 512;
-// Quarantined records named one by one in the log at start-up; the rest are only counted.
-constexpr uint64_t kQuarantineLogLines = 20;
-
-struct Url {
-  std::string host = "127.0.0.1";
-  int port = 6379;
-  std::string user;  // empty: AUTH with the password alone
-  std::string password;
-  int db = 0;
-};
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned v = 0;
-    if (s[i] == '%' && i + 2 < s.size() &&
-        std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16).ptr == s.data() + i + 3) {
-      out.push_back(static_cast<char>(v));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::optional<int> parse_number(std::string_view s, int max) {
-  int v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < 0 || v > max) return std::nullopt;
-  return v;
-}
-
-// redis://[[user]:password@]host[:port][/db]
-Url parse_url(const std::string& text) {
-  auto bad = [&](const char* why) { return StoreError("bad redis URL '" + text + "': " + why); };
-  constexpr std::string_view kScheme = "redis://";
-  std::string_view s = text;
-  if (!s.starts_with(kScheme)) throw bad("it must start with redis://");
-  s.remove_prefix(kScheme.size());
-  Url url;
-  size_t slash = s.find('/');
-  std::string_view authority = s.substr(0, slash);
-  if (slash != std::string_view::npos) {
-    std::string_view db = s.substr(slash + 1);
-    if (!db.empty()) {
-      auto n = parse_number(db, 1 << 20);
-      if (!n) throw bad("the database must be a number");
-      url.db = *n;
-    }
-  }
-  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = authority.substr(0, at);
-    authority.remove_prefix(at + 1);
-    size_t colon = userinfo.find(':');
-    if (colon == std::string_view::npos) {
-      url.password = percent_decode(userinfo);
-    } else {
-      url.user = percent_decode(userinfo.substr(0, colon));
-      url.password = percent_decode(userinfo.substr(colon + 1));
-    }
-  }
-  std::string_view port;
-  if (authority.starts_with('[')) {  // [IPv6]:port
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos) throw bad("unclosed '['");
-    url.host = authority.substr(1, close - 1);
-    std::string_view rest = authority.substr(close + 1);
-    if (!rest.empty() && rest[0] != ':') throw bad("unexpected text after the host");
-    if (!rest.empty()) port = rest.substr(1);
-  } else {
-    size_t colon = authority.find(':');
-    if (colon != 0) url.host = authority.substr(0, colon);
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (url.host.empty()) url.host = "127.0.0.1";
-  if (!port.empty()) {
-    auto n = parse_number(port, 65535);
-    if (!n || *n == 0) throw bad("the port must be a number from 1 to 65535");
-    url.port = *n;
-  }
-  return url;
-}
 
 // Queues one command, argument by argument (binary-safe: lengths are passed, nothing is formatted).
 void append(redisContext* c, std::span<const std::string_view> args) {
@@ -155,10 +73,10 @@ std::string_view text(const redisReply* r) { return {r->str ? r->str : "", r->st
 bool is_error(const redisReply* r) { return r->type == REDIS_REPLY_ERROR; }
 
 // A connected, authenticated context on the URL's database, or why not.
-Result<Context> connect(const Url& url) {
+Result<Context> connect(const redis::Url& url) {
   Context c(redisConnectWithTimeout(url.host.c_str(), url.port, kConnectTimeout));
   if (!c) return make_error("out of memory");
-  auto where = url.host + ":" + std::to_string(url.port);
+  auto where = url.where();
   if (c->err) return make_error("cannot connect to redis at " + where + ": " + c->errstr);
   redisSetTimeout(c.get(), kCommandTimeout);
   redisEnableKeepAlive(c.get());
@@ -200,7 +118,7 @@ std::optional<std::string> key_of_field(Family family, std::string_view field) {
 
 class RedisStore final : public Backend {
  public:
-  RedisStore(Url url, Context c, const std::string& prefix)
+  RedisStore(redis::Url url, Context c, const std::string& prefix)
       : url_(std::move(url)), c_(std::move(c)), quarantine_(prefix + ":" + std::string(kQuarantineRedisHash)) {
     for (const FamilyInfo& f : kFamilies) hashes_[static_cast<size_t>(f.family)] = prefix + ":" + std::string(f.redis_hash);
   }
@@ -221,7 +139,7 @@ class RedisStore final : public Backend {
         auto key = key_of_field(f.family, field);
         auto why = key ? contents.add(f.family, *key, value) : std::optional<std::string>("not a field of the store");
         if (!why) return;
-        if (contents.note_quarantined() <= kQuarantineLogLines)
+        if (contents.note_quarantined() <= ContentsBuilder::kQuarantineWarnings)
           spdlog::warn("store (redis): {} field '{}' cannot be read ({}); moved to the quarantine", hash, printable(field), *why);
         unreadable.emplace_back(f.family, std::string(field));
       });
@@ -396,7 +314,7 @@ class RedisStore final : public Backend {
     } while (cursor != "0");
   }
 
-  const Url url_;
+  const redis::Url url_;
   Context c_;  // null after a connection failure, until the next write reconnects
   const std::string quarantine_;
   std::array<std::string, kFamilies.size()> hashes_;  // by Family
@@ -405,10 +323,11 @@ class RedisStore final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> open_redis(const std::string& url, const std::string& prefix) {
-  Url parsed = parse_url(url);
-  auto c = connect(parsed);
+  auto parsed = redis::parse_url(url);
+  if (!parsed) throw StoreError(parsed.error().message);
+  auto c = connect(*parsed);
   if (!c) throw StoreError(c.error().message);
-  return std::make_unique<RedisStore>(std::move(parsed), std::move(*c), prefix);
+  return std::make_unique<RedisStore>(std::move(*parsed), std::move(*c), prefix);
 }
 
 }  // namespace siomq::store

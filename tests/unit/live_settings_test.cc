@@ -70,6 +70,35 @@ TEST(LiveSettings, UpdateIsAtomicWrittenAndVisible) {
     EXPECT_EQ(entry.path().filename(), "settings.json");  // no temporary file left
 }
 
+TEST(LiveSettings, ChangesAreReportedAndAClusterDocumentIsAdoptedWithoutThisNodesOwnBlocks) {
+  TempDir dir;
+  std::string path = dir.file("settings.json");
+  write(path, R"({"auth":{"enabled":true},"cluster":{"enabled":true,"node_id":"me"},"tls":{"cert":"a","key":"b"}})");
+  LiveSettings live(json::parse(read(path)), path);
+  std::vector<json> reported;
+  live.on_changed([&](const json& doc) { reported.push_back(doc); });
+  ASSERT_TRUE(live.update([](json& doc) -> Status {
+    doc["auth"]["realms"]["r"] = {{"required", false}};
+    return Ok{};
+  }).ok());
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0]["auth"]["realms"]["r"]["required"], false);
+  // Another node's document: taken whole, except this node's cluster and tls blocks; not reported back.
+  ASSERT_TRUE(live.adopt(json::parse(R"({"auth":{"enabled":false},"cluster":{"enabled":true,"node_id":"other"},
+      "limits":{"max_connections_per_ip":7}})")).ok());
+  EXPECT_EQ(reported.size(), 1u);
+  EXPECT_FALSE(live.current().auth.enabled);
+  json file = json::parse(read(path));
+  EXPECT_EQ(file["cluster"]["node_id"], "me");
+  EXPECT_EQ(file["tls"]["cert"], "a");
+  EXPECT_EQ(file["limits"]["max_connections_per_ip"], 7);
+  EXPECT_FALSE(file["auth"]["enabled"]);
+  // One that does not parse changes nothing.
+  EXPECT_EQ(live.adopt(json::parse(R"({"auth":{"enabled":"sometimes"}})")).error().code, 400);
+  EXPECT_EQ(live.adopt(json::array()).error().code, 400);
+  EXPECT_FALSE(live.current().auth.enabled);
+}
+
 TEST(LiveSettings, ReloadKeepsTheLastGoodSettingsAndNoticesChanges) {
   TempDir dir;
   std::string path = dir.file("settings.json");

@@ -31,6 +31,25 @@ TEST(Settings, ReadsTheTransportBlockAndKeepsTheDocument) {
   EXPECT_TRUE(s.document->contains("auth"));
 }
 
+TEST(Settings, ReadsTheClusterBlockWithTheReferenceAliases) {
+  auto off = settings_from_json(json::parse(R"({"storage_options":{"url":"redis://r:6380"}})"));
+  EXPECT_FALSE(off.cluster.enabled);
+  EXPECT_EQ(off.cluster.redis_url, "redis://r:6380");  // storage_options.url, as §10 says
+  EXPECT_EQ(off.cluster.prefix, "tyo-mq:cluster");
+  auto on = settings_from_json(json::parse(R"({"cluster":{"enabled":true,"redisUrl":"redis://c","channelPrefix":"p",
+      "nodeId":"n1","node_lease_ms":5000}})"));
+  EXPECT_TRUE(on.cluster.enabled);
+  EXPECT_EQ(on.cluster.redis_url, "redis://c");
+  EXPECT_EQ(on.cluster.prefix, "p");
+  EXPECT_EQ(on.cluster.node_id, "n1");
+  EXPECT_EQ(on.cluster.node_lease_ms, 5000);
+  for (const char* bad : {R"({"cluster":5})", R"({"cluster":{"enabled":"yes"}})", R"({"cluster":{"prefix":""}})",
+                          R"({"cluster":{"node_id":7}})", R"({"cluster":{"reference_relay":"sometimes"}})",
+                          R"({"cluster":{"node_lease_ms":10}})"}) {
+    EXPECT_THROW(settings_from_json(json::parse(bad)), std::runtime_error) << bad;
+  }
+}
+
 TEST(Settings, WrongTypesAreStartUpErrors) {
   EXPECT_THROW(settings_from_json(json::parse("[]")), std::runtime_error);
   EXPECT_THROW(settings_from_json(json::parse(R"({"transport":[]})")), std::runtime_error);

@@ -186,31 +186,48 @@ const std::string* manager_key(const auth::Snapshot& snap, const std::string& re
   return rc && rc->manager_key ? &*rc->manager_key : nullptr;
 }
 
-void on_authorization_next(Context& ctx, Session&, const Request& request, Reply& reply) {
+void fail_authorization(Reply& reply, const Error& e) { answer(reply, "AUTHORIZATION_FAIL", failure(e)); }
+
+void on_authorization_next(Context& ctx, Session& session, const Request& request, Reply& reply) {
   const auth::Snapshot& snap = ctx.settings.current();
   auto req = signed_request(request);
-  if (!req) return answer(reply, "AUTHORIZATION_FAIL", failure(req.error()));
+  if (!req) return fail_authorization(reply, req.error());
   std::optional<std::string> realm;
   if (auto it = req->body.find("realm"); it != req->body.end() && it->is_string() && !it->get<std::string>().empty())
     realm = it->get<std::string>();
-  auto signer = verify_signer(ctx, snap, "AUTHORIZATION_NEXT", *req, realm ? manager_key(snap, *realm) : nullptr);
-  if (!signer) return answer(reply, "AUTHORIZATION_FAIL", failure(signer.error()));
-  auto next = ctx.enrolment.next(realm);
-  answer(reply, "AUTHORIZATION_NEXT_RESULT", {{"ok", true}, {"request", next ? auth::public_request(*next) : json()}});
+  std::string nonce;
+  auto signer = verify_signer(ctx, snap, "AUTHORIZATION_NEXT", *req, realm ? manager_key(snap, *realm) : nullptr, &nonce);
+  if (!signer) return fail_authorization(reply, signer.error());
+  once_claimed(ctx, session, reply, nonce, [ctx = ctx.shared_from_this(), realm](Session&, Reply& r) {
+    auto next = ctx->enrolment.next(realm);
+    answer(r, "AUTHORIZATION_NEXT_RESULT", {{"ok", true}, {"request", next ? auth::public_request(*next) : json()}});
+  }, fail_authorization);
 }
 
-void on_authorization_decide(Context& ctx, Session&, const Request& request, Reply& reply) {
+// The decision, once the proof is accepted (and its nonce claimed in a cluster).
+void decide(Context& ctx, Reply& reply, const json& body, const std::string& request_id);
+
+void on_authorization_decide(Context& ctx, Session& session, const Request& request, Reply& reply) {
   const auth::Snapshot& snap = ctx.settings.current();
-  auto fail = [&](const Error& e) { answer(reply, "AUTHORIZATION_FAIL", failure(e)); };
   auto req = signed_request(request);
-  if (!req) return fail(req.error());
+  if (!req) return fail_authorization(reply, req.error());
   const json& body = req->body;
   auto id = body.find("request_id");
   std::string request_id = id != body.end() && id->is_string() ? id->get<std::string>() : "";
   auto pending = ctx.enrolment.pending(request_id);
   // An admin may sign for any request; a realm's manager only for a pending request of its realm.
-  auto signer = verify_signer(ctx, snap, "AUTHORIZATION_DECIDE", *req, pending ? manager_key(snap, pending->realm) : nullptr);
-  if (!signer) return fail(signer.error());
+  std::string nonce;
+  auto signer =
+      verify_signer(ctx, snap, "AUTHORIZATION_DECIDE", *req, pending ? manager_key(snap, pending->realm) : nullptr, &nonce);
+  if (!signer) return fail_authorization(reply, signer.error());
+  once_claimed(ctx, session, reply, nonce, [ctx = ctx.shared_from_this(), body = std::move(req->body), request_id](Session&, Reply& r) {
+    decide(*ctx, r, body, request_id);
+  }, fail_authorization);
+}
+
+void decide(Context& ctx, Reply& reply, const json& body, const std::string& request_id) {
+  auto fail = [&](const Error& e) { fail_authorization(reply, e); };
+  auto pending = ctx.enrolment.pending(request_id);
   if (!pending) return fail(make_error("Pending authorization request not found", 404));
   auto approved = body.find("approved");
   if (approved == body.end() || !approved->is_boolean()) return fail(make_error("approved must be a boolean", 400));

@@ -149,14 +149,19 @@ void on_management(Context& ctx, Session& session, const Request& request, Reply
   std::string command = body.contains("command") && body["command"].is_string() ? body["command"].get<std::string>() : "";
   const Command* found = find_command(command);
   const std::string* realm_key = found && found->realm_scoped ? realm_key_for(snap, body) : nullptr;
-  auto signer = verify_signer(ctx, snap, "AUTH_MANAGEMENT_COMMAND", *req, realm_key);
+  std::string nonce;
+  auto signer = verify_signer(ctx, snap, "AUTH_MANAGEMENT_COMMAND", *req, realm_key, &nonce);
   if (!signer) return proof_failed(signer.error());
   const bool realm_signed = *signer == Signer::realm;
-  spdlog::info("management: {} from {} ({})", command.empty() ? "(none)" : log_text(command), session.id(),
-               realm_signed ? "realm manager" : "admin");
-  Call call{ctx, snap, body, realm_signed, reply};
-  if (!found) return result(call, failure(bad("unknown management command")));
-  found->handler(call);
+  auto run = [ctx = ctx.shared_from_this(), body = std::move(req->body), command, found, realm_signed](Session& s, Reply& r) {
+    spdlog::info("management: {} from {} ({})", command.empty() ? "(none)" : log_text(command), s.id(),
+                 realm_signed ? "realm manager" : "admin");
+    Call call{*ctx, ctx->settings.current(), body, realm_signed, r};
+    if (!found) return result(call, failure(bad("unknown management command")));
+    found->handler(call);
+  };
+  once_claimed(ctx, session, reply, nonce, std::move(run),
+               [](Reply& r, const Error& e) { answer(r, "AUTH_MANAGEMENT_FAIL", failure(e)); });
 }
 
 }  // namespace

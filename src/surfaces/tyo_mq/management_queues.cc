@@ -33,7 +33,9 @@ json stats_json(Context& ctx) {
                     {"consumers", {{"total", c.consumers}, {"online", c.consumers_online}}},
                     {"subscriptions", c.keys}};
   }
-  return {{"realms", realms}, {"connections_current", ctx.sessions.size()}};
+  json out = {{"realms", realms}, {"connections_current", ctx.sessions.size()}};
+  if (!ctx.cluster_node_id.empty()) out["cluster_node_id"] = ctx.cluster_node_id;
+  return out;
 }
 
 namespace {

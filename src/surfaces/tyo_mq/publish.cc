@@ -17,6 +17,7 @@
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/clock.h"
+#include "wire/js_json.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
 
@@ -120,6 +121,65 @@ class HistoryWrite {
   Then then_;
 };
 
+// The message as the other nodes of a cluster get it (tyo-mq §10): the raw values as they came, the TTL
+// the origin would store copies with (PRODUCE's ttl, else a lifespan other than -1, else the
+// producer's default, in seconds).
+cluster::RelayedMessage relayed(const std::string& realm, const ProduceRequest& p, std::optional<int64_t> default_ttl_ms) {
+  cluster::RelayedMessage m;
+  m.realm = realm;
+  m.event = p.event;
+  m.message = std::string(p.message);
+  m.producer = p.from;
+  if (!p.ttl.empty() && p.ttl != "null") m.ttl = std::string(p.ttl);
+  else if (!p.lifespan.empty() && p.lifespan != "null" && p.lifespan != "-1") m.ttl = std::string(p.lifespan);
+  else if (default_ttl_ms) m.ttl = js::number(static_cast<double>(*default_ttl_ms) / 1000.0);
+  m.guaranteed = p.guaranteed;
+  if (p.enc != "null") m.enc = std::string(p.enc);
+  if (p.to != "null") m.to = std::string(p.to);
+  m.content_type = p.content_type;
+  m.broadcast = p.broadcast;
+  if (!p.broadcast_scope.empty()) m.broadcast_scope = p.broadcast_scope;
+  m.group = p.group;
+  return m;
+}
+
+// Sends the live copies of `routes` — one delivery per subscription key, its encoding shared by every
+// consumer under it (a message has few keys) — and returns the copies to store, as §5.1's table says.
+std::vector<broker::QueueCopy> send_live(const ProduceRequest& p, const std::string& payload,
+                                         const std::vector<std::string>& attachments, const std::string& delivery_id,
+                                         std::vector<broker::Route>& routes) {
+  std::vector<broker::Delivery> live;
+  // Live copies per (realm, key), for the metrics: counted once per key, not once per consumer.
+  struct Tally {
+    std::string_view realm, key;
+    uint64_t copies;
+  };
+  std::vector<Tally> tallies;
+  std::vector<broker::QueueCopy> copies;
+  for (auto& route : routes) {
+    // ACK mode is always stored first; an offline durable or guaranteed copy is stored; an online
+    // durable one passes through its queue, so that it cannot overtake a replay of that queue.
+    bool store = route.policy.ack || (!route.endpoint && (route.durable || p.guaranteed));
+    if (store || (route.durable && route.endpoint)) {
+      copies.push_back({std::move(route.realm), std::move(route.key), std::move(route.consumer_id),
+                        std::move(route.consumer), route.policy, !store});
+      continue;
+    }
+    if (!route.endpoint) continue;  // offline, nothing asks to keep it: dropped
+    auto d = std::find_if(live.begin(), live.end(), [&](const broker::Delivery& e) { return e.key == route.key; });
+    if (d == live.end()) {
+      d = live.insert(live.end(), broker::Delivery(route.key, payload, attachments));
+      d->delivery_id = delivery_id;
+    }
+    route.endpoint->deliver(*d);
+    auto t = std::find_if(tallies.begin(), tallies.end(), [&](const Tally& x) { return x.key == route.key && x.realm == route.realm; });
+    if (t == tallies.end()) tallies.push_back({route.realm, route.key, 1});
+    else ++t->copies;
+  }
+  for (const Tally& t : tallies) http::process_metrics().delivered(t.realm, t.key, t.copies);
+  return copies;
+}
+
 // PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments. Each routed
 // copy is sent live or stored, as §5.1's table says.
 void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& reply, std::string_view object,
@@ -136,6 +196,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   std::string delivery_id = p->id ? *p->id : ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
   if (p->broadcast) {
     broadcast(ctx.broker, realm, *p, payload, attachments);
+    if (ctx.relay) ctx.relay(relayed(realm, *p, std::nullopt));
     if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
     return;
   }
@@ -155,37 +216,9 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   session.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
+  if (ctx.relay) ctx.relay(relayed(realm, *p, routing.default_ttl_ms));
   if (ctx.to_bus && !session.from_bus) ctx.to_bus(realm, p->event, p->from, p->message);
-  // One delivery per subscription key, its encoding shared by every consumer under it (a message has few keys).
-  std::vector<broker::Delivery> live;
-  // Live copies per (realm, key), for the metrics: counted once per key, not once per consumer.
-  struct Tally {
-    std::string_view realm, key;
-    uint64_t copies;
-  };
-  std::vector<Tally> tallies;
-  std::vector<broker::QueueCopy> copies;
-  for (auto& route : routing.routes) {
-    // ACK mode is always stored first; an offline durable or guaranteed copy is stored; an online
-    // durable one passes through its queue, so that it cannot overtake a replay of that queue.
-    bool store = route.policy.ack || (!route.endpoint && (route.durable || p->guaranteed));
-    if (store || (route.durable && route.endpoint)) {
-      copies.push_back({std::move(route.realm), std::move(route.key), std::move(route.consumer_id),
-                        std::move(route.consumer), route.policy, !store});
-      continue;
-    }
-    if (!route.endpoint) continue;  // offline, nothing asks to keep it: dropped
-    auto d = std::find_if(live.begin(), live.end(), [&](const broker::Delivery& e) { return e.key == route.key; });
-    if (d == live.end()) {
-      d = live.insert(live.end(), broker::Delivery(route.key, payload, attachments));
-      d->delivery_id = delivery_id;
-    }
-    route.endpoint->deliver(*d);
-    auto t = std::find_if(tallies.begin(), tallies.end(), [&](const Tally& x) { return x.key == route.key && x.realm == route.realm; });
-    if (t == tallies.end()) tallies.push_back({route.realm, route.key, 1});
-    else ++t->copies;
-  }
-  for (const Tally& t : tallies) http::process_metrics().delivered(t.realm, t.key, t.copies);
+  std::vector<broker::QueueCopy> copies = send_live(*p, payload, attachments, delivery_id, routing.routes);
   if (copies.empty()) {
     if (!reply.has_ack()) return;
     if (!history) return reply.ack(confirm_reply(0, Ok{}));
@@ -272,6 +305,44 @@ void on_produce_chunk(Context& ctx, Session& session, const Request& request, Re
   if (auto valid = check_object_text(**joined); !valid)
     return reply_error(reply, Error{kMalformedRequest, "PRODUCE_CHUNK: the joined data: " + valid.error().message});
   produce(ctx, snap, session, reply, **joined, {});
+}
+
+// A message produced on another node of the cluster (§10): delivered as the origin delivers it, to this
+// node's connected subscribers only — groups are the origin's to pick from (their members here are
+// reached through it), and offline consumers' copies are the origin's to store. An ACK-mode or durable
+// subscriber connected here gets its copy through its queue here, as the reference does.
+void deliver_relayed(Context& ctx, const cluster::RelayedMessage& m) {
+  ProduceRequest p;
+  p.event = m.event;
+  p.message = m.message;
+  p.from = m.producer.value_or("ANONYMOUS");
+  p.guaranteed = m.guaranteed;
+  p.ttl = m.ttl;
+  p.broadcast = m.broadcast;
+  p.broadcast_scope = m.broadcast_scope.value_or("");
+  p.group = m.group;
+  p.to = m.to;
+  p.enc = m.enc;
+  p.content_type = m.content_type;
+  const std::string payload = delivery_payload(p);
+  if (p.broadcast) return broadcast(ctx.broker, m.realm, p, payload, {});
+  auto routes = ctx.broker.route_relayed(m.realm, p.event, p.from);
+  std::erase_if(routes, [](const broker::Route& r) { return !r.endpoint; });
+  if (routes.empty()) return;
+  const std::string delivery_id = ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
+  auto copies = send_live(p, payload, {}, delivery_id, routes);
+  if (copies.empty()) return;
+  if (ctx.queues.behind()) {
+    // As for a local PRODUCE when the store is behind: online durable copies go out live, nothing is stored.
+    std::erase_if(copies, [](const broker::QueueCopy& c) { return !c.live; });
+    for (auto& c : copies) c.live_only = true;
+    if (copies.empty()) return;
+  }
+  auto message = std::make_shared<broker::StoredMessage>();
+  message->payload = payload;
+  message->producer = p.from;
+  message->ttl_ms = effective_ttl(p, std::nullopt, ctx.default_ttl());
+  ctx.queues.enqueue(std::move(message), std::move(copies), nullptr);
 }
 
 }  // namespace siomq::surfaces

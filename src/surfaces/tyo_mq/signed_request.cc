@@ -1,6 +1,9 @@
 #include "surfaces/tyo_mq/signed_request.h"
 
+#include <boost/asio/post.hpp>
+
 #include "auth/manager_proof.h"
+#include "net/worker_pool.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/json_spans.h"
 
@@ -26,7 +29,7 @@ Result<SignedRequest> signed_request(const Request& request) {
 }
 
 Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::string_view action, const SignedRequest& req,
-                             const std::string* realm_key) {
+                             const std::string* realm_key, std::string* nonce) {
   const int64_t now = unix_ms();
   // The cheap checks first (form, window, nonce, body size), then one canonical base for every key.
   auto proof = auth::read_proof(req.proof_raw, now, ctx.nonces);
@@ -37,6 +40,7 @@ Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::stri
   if (!base) return make_error("Invalid manager proof", 401);
   auto accepted = [&](Signer who) -> Result<Signer> {
     if (!ctx.nonces.record(proof->nonce, now)) return make_error("Manager proof nonce was already used", 401);
+    if (nonce) *nonce = proof->nonce;
     return who;
   };
   for (const auto& t : snap.auth.tokens) {
@@ -45,6 +49,18 @@ Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::stri
   }
   if (realm_key && !realm_key->empty() && auth::signs(*proof, *base, *realm_key)) return accepted(Signer::realm);
   return make_error("Invalid manager proof", 401);
+}
+
+void once_claimed(Context& ctx, Session& session, Reply& reply, const std::string& nonce,
+                  std::function<void(Session&, Reply&)> then, std::function<void(Reply&, const Error&)> refused) {
+  if (!ctx.claim_nonce) return then(session, reply);
+  ctx.claim_nonce(nonce, [s = session.shared(), kept = reply.keep(), then = std::move(then),
+                          refused = std::move(refused)](const Status& claimed) mutable {
+    boost::asio::post(s->worker().io(), [s, kept, claimed, then = std::move(then), refused = std::move(refused)] {
+      if (!claimed) return refused(*kept, claimed.error());
+      then(*s, *kept);
+    });
+  });
 }
 
 namespace {

@@ -96,4 +96,31 @@ function storeFor(t, backend, tempDir) {
   return { args: ['--storage', 'redis'], store: { storage_options: { url, prefix } } };
 }
 
-module.exports = { redis, storeFor };
+// A SUBSCRIBE connection: every message on `channels` is kept as {channel, message}; close() ends it.
+// Resolves once Redis confirmed every channel.
+function subscriber(url, channels) {
+  const { host, port } = parseUrl(url);
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, host);
+    let buf = Buffer.alloc(0);
+    const messages = [];
+    let confirmed = 0;
+    sock.on('error', reject);
+    sock.on('connect', () => sock.write(encode(['SUBSCRIBE', ...channels])));
+    sock.on('data', (chunk) => {
+      buf = Buffer.concat([buf, chunk]);
+      let pos = 0;
+      for (;;) {
+        const r = parse(buf, pos);
+        if (!r) break;
+        pos = r[1];
+        const [kind, channel, body] = r[0];
+        if (kind === 'subscribe' && ++confirmed === channels.length) resolve({ messages, close: () => sock.destroy() });
+        if (kind === 'message') messages.push({ channel, message: body });
+      }
+      buf = buf.subarray(pos);
+    });
+  });
+}
+
+module.exports = { redis, storeFor, subscriber, parseUrl };

@@ -1,0 +1,381 @@
+#include "cluster/cluster.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "auth/hmac.h"
+#include "cluster/shared_settings.h"
+#include "redis/async_client.h"
+#include "wire/clock.h"
+#include "wire/thread_role.h"
+
+namespace siomq::cluster {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using redis::AsyncClient;
+using redis::Value;
+
+namespace {
+
+// How long the cluster thread lets relayed messages pile up for Redis before it drops new ones: a
+// stalled Redis must not grow this node's memory without bound.
+constexpr size_t kMaxOutboxBytes = size_t{64} << 20;
+constexpr size_t kMaxOutboxEntries = 100'000;
+constexpr size_t kMaxUnansweredCommands = 100'000;
+constexpr auto kConnectTimeout = 2000ms;
+constexpr auto kHealthInterval = 1000ms;
+constexpr auto kPingDeadline = 3000ms;
+constexpr auto kFirstRetry = 250ms;
+constexpr auto kMaxRetry = 2000ms;
+// A claimed nonce lives as long as a proof could still be accepted (±5 min), twice over (§8.1).
+constexpr const char* kNonceTtlMs = "600000";
+
+}  // namespace
+
+class Cluster::Node {
+ public:
+  Node(ClusterConfig& config, Handlers handlers, size_t max_relayed_bytes)
+      : config_(config),
+        handlers_(std::move(handlers)),
+        max_relayed_bytes_(max_relayed_bytes),
+        guard_(io_.get_executor()),
+        retry_timer_(io_),
+        health_timer_(io_) {
+    messages_channel_ = config_.prefix + ":messages";
+    settings_channel_ = config_.prefix + ":settings:changed";
+  }
+
+  bool start(std::chrono::milliseconds wait) {
+    auto url = redis::parse_url(config_.redis_url);
+    if (!url) throw std::runtime_error("cluster: " + url.error().message);
+    url_ = *url;
+    thread_ = std::thread([this] {
+      become_background_thread("siomq-cluster");
+      io_.run();
+    });
+    asio::post(io_, [this] { connect(); });
+    std::unique_lock lock(sync_mu_);
+    sync_cv_.wait_for(lock, wait, [this] { return synced_once_; });
+    return up_.load(std::memory_order_relaxed);
+  }
+
+  void stop() {
+    if (!thread_.joinable()) return;
+    asio::post(io_, [this] {
+      stopping_ = true;
+      retry_timer_.cancel();
+      health_timer_.cancel();
+      if (cmd_) cmd_->close();
+      if (sub_) sub_->close();
+      cmd_.reset();
+      sub_.reset();
+      guard_.reset();
+    });
+    thread_.join();
+  }
+
+  void relay(RelayedMessage m) {
+    m.node_id = config_.node_id;
+    std::string text = encode_relay(m);
+    bool post = false;
+    {
+      std::lock_guard lock(out_mu_);
+      if (!up_.load(std::memory_order_relaxed) || outbox_.size() >= kMaxOutboxEntries ||
+          outbox_bytes_ + text.size() > kMaxOutboxBytes) {
+        relay_dropped_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      outbox_bytes_ += text.size();
+      outbox_.push_back(std::move(text));
+      post = !drain_posted_;
+      drain_posted_ = true;
+    }
+    // One wake-up of the cluster thread per burst, not one per message.
+    if (post) asio::post(io_, [this] { drain(); });
+  }
+
+  void publish_settings(std::string document) {
+    asio::post(io_, [this, document = std::move(document)]() mutable {
+      pending_settings_ = std::move(document);
+      if (state_ == State::up) publish_pending_settings();
+    });
+  }
+
+  void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {
+    asio::post(io_, [this, key = config_.prefix + ":nonce:" + nonce, done = std::move(done)]() mutable {
+      if (state_ != State::up) return done(make_error("the cluster's store (redis) is unavailable; retry later", 503));
+      command({"SET", key, "1", "NX", "PX", kNonceTtlMs}, [done = std::move(done)](Result<Value> r) {
+        if (!r || r->kind == Value::Kind::error)
+          return done(make_error("the cluster's store (redis) is unavailable; retry later", 503));
+        if (r->is_ok()) return done(Ok{});
+        done(make_error("Manager proof nonce was already used", 401));
+      });
+    });
+  }
+
+  Stats stats() const {
+    Stats s;
+    s.connected = up_.load(std::memory_order_relaxed);
+    s.relayed_out = relayed_out_.load(std::memory_order_relaxed);
+    s.relayed_in = relayed_in_.load(std::memory_order_relaxed);
+    s.relay_dropped = relay_dropped_.load(std::memory_order_relaxed);
+    s.relay_refused = relay_refused_.load(std::memory_order_relaxed);
+    s.outages = outages_.load(std::memory_order_relaxed);
+    return s;
+  }
+
+ private:
+  enum class State { down, connecting, up };
+
+  // Both connections, then the subscriptions, then the settings sync: only then is the node "up".
+  void connect() {
+    if (stopping_) return;
+    state_ = State::connecting;
+    ++generation_;
+    const uint64_t gen = generation_;
+    auto both_ready = std::make_shared<int>(0);
+    auto ready = [this, gen, both_ready](const Status& s) {
+      if (gen != generation_ || stopping_) return;
+      if (!s) return outage(s.error().message);
+      if (++*both_ready == 2) subscribe(gen);
+    };
+    cmd_ = AsyncClient::connect(io_, url_, "siomq-cluster-" + config_.node_id, kConnectTimeout, ready);
+    sub_ = AsyncClient::connect(io_, url_, "siomq-cluster-sub-" + config_.node_id, kConnectTimeout, ready);
+    auto down = [this, gen](const std::string& why) {
+      if (gen == generation_) outage(why);
+    };
+    cmd_->on_down(down);
+    sub_->on_down(down);
+  }
+
+  void subscribe(uint64_t gen) {
+    sub_->subscribe(
+        {messages_channel_, settings_channel_},
+        [this](std::string_view channel, std::string_view body) { on_message(channel, body); },
+        [this, gen](const Status& s) {
+          if (gen != generation_ || stopping_) return;
+          if (!s) return outage(s.error().message);
+          sync_settings(gen);
+        });
+  }
+
+  // After (re)connecting: a document changed here while Redis was away wins (last writer); else the
+  // cluster's is adopted, or ours published when the cluster has none.
+  void sync_settings(uint64_t gen) {
+    command({"GET", config_.prefix + ":settings"}, [this, gen](Result<Value> r) {
+      if (gen != generation_ || stopping_) return;
+      if (!r || r->kind == Value::Kind::error) return outage(r ? r->text : r.error().message);
+      now_up();
+      if (pending_settings_) {
+        publish_pending_settings();
+      } else if (auto shared = r->kind == Value::Kind::string ? decode_shared_settings(r->text) : std::nullopt) {
+        if (shared->node_id != config_.node_id) adopt(shared->document);
+      } else if (handlers_.local_settings) {
+        pending_settings_ = handlers_.local_settings();
+        publish_pending_settings();
+      }
+      mark_synced();
+    });
+  }
+
+  void now_up() {
+    state_ = State::up;
+    up_.store(true, std::memory_order_relaxed);
+    backoff_ = kFirstRetry;
+    if (in_outage_) spdlog::info("cluster: redis at {} is back; node {} rejoined", url_.where(), config_.node_id);
+    else spdlog::info("cluster: node {} joined through redis at {} (prefix {})", config_.node_id, url_.where(), config_.prefix);
+    in_outage_ = false;
+    arm_health();
+  }
+
+  void mark_synced() {
+    std::lock_guard lock(sync_mu_);
+    synced_once_ = true;
+    sync_cv_.notify_all();
+  }
+
+  // Redis went away (or never came): drop both connections, retry with backoff, say so once.
+  void outage(const std::string& why) {
+    if (stopping_ || state_ == State::down) return;
+    const bool was_up = state_ == State::up;
+    state_ = State::down;
+    up_.store(false, std::memory_order_relaxed);
+    ++generation_;
+    if (!in_outage_) {
+      in_outage_ = true;
+      outages_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("cluster: redis at {} {}: {}; serving local clients only, retrying", url_.where(),
+                   was_up ? "lost" : "unreachable", why);
+    }
+    if (cmd_) cmd_->close();
+    if (sub_) sub_->close();
+    cmd_.reset();
+    sub_.reset();
+    health_timer_.cancel();
+    ping_outstanding_ = false;
+    unanswered_ = 0;
+    {
+      std::lock_guard lock(out_mu_);
+      relay_dropped_.fetch_add(outbox_.size(), std::memory_order_relaxed);
+      outbox_.clear();
+      outbox_bytes_ = 0;
+    }
+    // Startup must not wait out its whole budget when Redis is down: the node serves its own settings.
+    mark_synced();
+    retry_timer_.expires_after(backoff_);
+    backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxRetry);
+    retry_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) connect();
+    });
+  }
+
+  // A PING a second; one unanswered for kPingDeadline means Redis (or the way to it) is gone, even when
+  // TCP has not noticed yet (a partition).
+  void arm_health() {
+    health_timer_.expires_after(kHealthInterval);
+    health_timer_.async_wait([this, gen = generation_](const boost::system::error_code& ec) {
+      if (ec || gen != generation_ || state_ != State::up) return;
+      auto now = std::chrono::steady_clock::now();
+      if (ping_outstanding_) {
+        if (now - ping_sent_ > kPingDeadline) return outage("no answer to PING within 3 s");
+      } else {
+        ping_outstanding_ = true;
+        ping_sent_ = now;
+        command({"PING"}, [this, gen](Result<Value>) {
+          if (gen == generation_) ping_outstanding_ = false;
+        });
+      }
+      arm_health();
+    });
+  }
+
+  void command(const std::vector<std::string>& args, AsyncClient::ReplyHandler h) {
+    if (!cmd_) return h(make_error("redis is not connected", 503));
+    ++unanswered_;
+    cmd_->command(args, [this, gen = generation_, h = std::move(h)](Result<Value> r) {
+      if (gen == generation_ && unanswered_ > 0) --unanswered_;
+      h(std::move(r));
+    });
+  }
+
+  void drain() {
+    std::vector<std::string> batch;
+    {
+      std::lock_guard lock(out_mu_);
+      batch.swap(outbox_);
+      outbox_bytes_ = 0;
+      drain_posted_ = false;
+    }
+    for (auto& text : batch) {
+      if (state_ != State::up || unanswered_ >= kMaxUnansweredCommands) {
+        relay_dropped_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      relayed_out_.fetch_add(1, std::memory_order_relaxed);
+      command({"PUBLISH", messages_channel_, std::move(text)}, [](Result<Value>) {});
+    }
+  }
+
+  void publish_pending_settings() {
+    if (!pending_settings_) return;
+    std::string doc = encode_shared_settings(*pending_settings_, config_.node_id, unix_ms());
+    pending_settings_.reset();
+    const std::string prefix = config_.prefix;
+    command({"SET", prefix + ":settings", std::move(doc)}, [this, prefix, gen = generation_](Result<Value> r) {
+      if (gen != generation_) return;
+      if (!r || r->kind == Value::Kind::error) return spdlog::warn("cluster: settings not published: {}", r ? r->text : r.error().message);
+      command({"INCR", prefix + ":settings:rev"}, [this, gen](Result<Value> rev) {
+        if (gen != generation_ || !rev || rev->kind != Value::Kind::integer) return;
+        command({"PUBLISH", settings_channel_, encode_settings_note(rev->integer, config_.node_id)}, [](Result<Value>) {});
+      });
+    });
+  }
+
+  void adopt(const std::string& document) {
+    if (handlers_.adopt_settings) handlers_.adopt_settings(document);
+  }
+
+  void on_message(std::string_view channel, std::string_view body) {
+    if (channel == messages_channel_) {
+      auto m = decode_relay(body, max_relayed_bytes_);
+      if (!m) {
+        relay_refused_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      if (m->node_id == config_.node_id) return;
+      relayed_in_.fetch_add(1, std::memory_order_relaxed);
+      if (handlers_.message) handlers_.message(*m);
+      return;
+    }
+    if (channel == settings_channel_) {
+      auto by = settings_note_author(body);
+      if (!by || *by == config_.node_id) return;
+      command({"GET", config_.prefix + ":settings"}, [this](Result<Value> r) {
+        if (!r || r->kind != Value::Kind::string) return;
+        if (auto shared = decode_shared_settings(r->text); shared && shared->node_id != config_.node_id) adopt(shared->document);
+      });
+    }
+  }
+
+  ClusterConfig& config_;
+  Handlers handlers_;
+  const size_t max_relayed_bytes_;
+  redis::Url url_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::thread thread_;
+  // Cluster thread only:
+  State state_ = State::down;
+  uint64_t generation_ = 0;  // bumped per connection attempt: callbacks of an older one are ignored
+  bool stopping_ = false;
+  bool in_outage_ = false;
+  std::chrono::milliseconds backoff_ = kFirstRetry;
+  std::shared_ptr<AsyncClient> cmd_, sub_;
+  asio::steady_timer retry_timer_, health_timer_;
+  bool ping_outstanding_ = false;
+  std::chrono::steady_clock::time_point ping_sent_;
+  size_t unanswered_ = 0;
+  std::optional<std::string> pending_settings_;
+  std::string messages_channel_, settings_channel_;
+  // Any thread:
+  std::atomic<bool> up_{false};
+  std::mutex out_mu_;
+  std::vector<std::string> outbox_;
+  size_t outbox_bytes_ = 0;
+  bool drain_posted_ = false;
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  bool synced_once_ = false;
+  std::atomic<uint64_t> relayed_out_{0}, relayed_in_{0}, relay_dropped_{0}, relay_refused_{0}, outages_{0};
+};
+
+Cluster::Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes) : config_(std::move(config)) {
+  if (config_.node_id.empty()) config_.node_id = auth::random_hex(8);
+  node_ = std::make_unique<Node>(config_, std::move(handlers), max_relayed_bytes);
+}
+
+Cluster::~Cluster() { stop(); }
+
+bool Cluster::start(std::chrono::milliseconds wait) { return node_->start(wait); }
+void Cluster::stop() { node_->stop(); }
+void Cluster::relay(RelayedMessage m) { node_->relay(std::move(m)); }
+void Cluster::publish_settings(std::string document) { node_->publish_settings(std::move(document)); }
+void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {
+  node_->claim_nonce(nonce, std::move(done));
+}
+Cluster::Stats Cluster::stats() const { return node_->stats(); }
+
+}  // namespace siomq::cluster

@@ -1,0 +1,82 @@
+// This node's membership of a cluster: several siomq (and reference tyo-mq) nodes sharing one Redis,
+// with the keyspace and message shapes of tyo-mq §10 (docs/scale-out.md):
+//   <c>:settings            {settings, node_id, updated_at}: the whole settings document, last writer wins
+//   <c>:settings:rev        INCR counter;  <c>:settings:changed  channel {revision, node_id}
+//   <c>:messages            channel {node_id, payload}: produced messages relayed to the other nodes
+//   <c>:nonce:<nonce>       a manager proof's nonce, claimed once for the whole cluster (SET NX PX)
+// Each node ignores what carries its own node_id.
+//
+// Guarantees: nothing here blocks a caller. While Redis is unreachable the node keeps serving its own
+// clients: relayed messages are dropped (counted; live traffic is best effort across nodes), a settings
+// change is published once Redis is back (the newest document), a nonce claim fails (503) rather than
+// let a proof be replayed on another node. The connection is retried with backoff, logged once per
+// outage; after it comes back the node subscribes again and adopts the cluster's settings (or publishes
+// its own when Redis holds none, as on first start).
+//
+// Threading: one thread of its own runs both Redis connections (commands, subscriptions) and calls the
+// handlers. Every public member may be called from any thread. Construct, then start(); stop() (or the
+// destructor) joins the thread; the handlers are not called after stop() returns.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "cluster/cluster_config.h"
+#include "cluster/relay_message.h"
+#include "wire/result.h"
+
+namespace siomq::cluster {
+
+class Cluster {
+ public:
+  struct Handlers {
+    // A message produced on another node (already decoded and checked); on the cluster thread.
+    std::function<void(const RelayedMessage&)> message;
+    // Another node's settings document (the `settings` member of <c>:settings, as JSON text) to adopt
+    // whole; on the cluster thread.
+    std::function<void(const std::string& document)> adopt_settings;
+    // This node's document, published when the cluster holds none yet; on the cluster thread.
+    std::function<std::string()> local_settings;
+  };
+  struct Stats {
+    bool connected = false;
+    uint64_t relayed_out = 0, relayed_in = 0, relay_dropped = 0, relay_refused = 0, outages = 0;
+  };
+
+  // A node_id is made (16 random hex digits) when the config has none. The relayed text cap is the
+  // largest message a peer may hand this node (what a client could send it directly, plus the envelope).
+  Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Starts the thread and the first connection; then waits up to `wait` for the first settings sync, so
+  // that a node joining a cluster serves with the cluster's settings. Returns whether it synced; a
+  // Redis that cannot be reached ends the wait at once (the node serves its own settings meanwhile).
+  bool start(std::chrono::milliseconds wait);
+  void stop();
+
+  const std::string& node_id() const { return config_.node_id; }
+  const ClusterConfig& config() const { return config_; }
+
+  // Sends a produced message to the other nodes (m.node_id is set here).
+  void relay(RelayedMessage m);
+  // Publishes this node's whole settings document after a change made here (not for adopted ones).
+  void publish_settings(std::string document);
+  // Claims a manager proof's nonce for the whole cluster: Ok when this is its first use anywhere,
+  // 401 when another node (or this one) used it, 503 when Redis cannot say. `done` runs on the cluster
+  // thread.
+  void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done);
+
+  Stats stats() const;
+
+ private:
+  class Node;  // the cluster thread's state (cluster.cc)
+  ClusterConfig config_;
+  std::unique_ptr<Node> node_;
+};
+
+}  // namespace siomq::cluster

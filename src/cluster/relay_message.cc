@@ -1,0 +1,115 @@
+#include "cluster/relay_message.h"
+
+#include <vector>
+
+#include "wire/js_json.h"
+#include "wire/json_spans.h"
+#include "wire/socketio.h"
+
+namespace siomq::cluster {
+namespace {
+
+Error bad(const std::string& why) { return Error{400, "relayed message: " + why}; }
+
+void append_string_or_null(std::string& out, const std::optional<std::string>& s) {
+  if (s) sio::append_json_string(out, *s);
+  else out += "null";
+}
+
+// The last member named `name` (JSON.parse keeps the last of duplicates); empty when absent.
+std::string_view member(const std::vector<json_spans::Member>& members, std::string_view name) {
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    if (it->key == name) return it->value;
+  }
+  return {};
+}
+
+// A string member; nullopt when absent or null; an error for any other type.
+Result<std::optional<std::string>> optional_text(const std::vector<json_spans::Member>& members, std::string_view name) {
+  std::string_view v = member(members, name);
+  if (v.empty() || v == "null") return std::optional<std::string>{};
+  if (v.front() != '"') return bad(std::string(name) + " must be a string");
+  auto s = json_spans::unescape(v);
+  if (!s) return bad(std::string(name) + " is not a valid string");
+  return std::optional<std::string>{std::move(*s)};
+}
+
+}  // namespace
+
+std::string encode_relay(const RelayedMessage& m) {
+  std::string out;
+  out.reserve(192 + m.realm.size() + m.event.size() + m.message.size() + m.enc.size() + m.to.size());
+  out += "{\"node_id\":";
+  sio::append_json_string(out, m.node_id);
+  out += ",\"payload\":{\"realm\":";
+  sio::append_json_string(out, m.realm);
+  out += ",\"event\":";
+  sio::append_json_string(out, m.event);
+  if (!m.message.empty()) out.append(",\"message\":").append(m.message);
+  if (m.producer) {
+    out += ",\"producer\":";
+    sio::append_json_string(out, *m.producer);
+  }
+  if (!m.ttl.empty()) out.append(",\"ttl\":").append(m.ttl);
+  out += m.guaranteed ? ",\"guaranteed\":true" : ",\"guaranteed\":false";
+  out.append(",\"enc\":").append(m.enc.empty() ? "null" : m.enc);
+  out.append(",\"to\":").append(m.to.empty() ? "null" : m.to);
+  out += ",\"contentType\":";
+  append_string_or_null(out, m.content_type);
+  out += m.broadcast ? ",\"method\":\"broadcast\"" : ",\"method\":null";
+  out += ",\"broadcast\":";
+  append_string_or_null(out, m.broadcast_scope);
+  out += ",\"group\":";
+  append_string_or_null(out, m.group);
+  out += "}}";
+  return out;
+}
+
+Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
+  if (text.size() > max_bytes) return bad("larger than " + std::to_string(max_bytes) + " bytes");
+  if (auto valid = js::validate(text); !valid) return bad(valid.error().message);
+  auto envelope = json_spans::object_members(text);
+  if (!envelope) return bad("not an object");
+  RelayedMessage m;
+  auto node = optional_text(*envelope, "node_id");
+  if (!node) return node.error();
+  if (!*node || (*node)->empty()) return bad("node_id is required");
+  m.node_id = std::move(**node);
+  std::string_view payload = member(*envelope, "payload");
+  if (payload.empty() || payload.front() != '{') return bad("payload must be an object");
+  auto fields = json_spans::object_members(payload);
+  if (!fields) return bad("payload is not an object");
+
+  auto realm = optional_text(*fields, "realm");
+  if (!realm) return realm.error();
+  if (!*realm || (*realm)->empty()) return bad("realm is required");
+  m.realm = std::move(**realm);
+  auto event = optional_text(*fields, "event");
+  if (!event) return event.error();
+  if (!*event || (*event)->empty()) return bad("event must be a non-empty string");
+  m.event = std::move(**event);
+  m.message = std::string(member(*fields, "message"));
+  auto producer = optional_text(*fields, "producer");
+  if (!producer) return producer.error();
+  m.producer = std::move(*producer);
+  if (std::string_view ttl = member(*fields, "ttl"); !ttl.empty() && ttl != "null") m.ttl = std::string(ttl);
+  m.guaranteed = json_spans::truthy(member(*fields, "guaranteed"));
+  for (auto [name, out] : {std::pair{"enc", &m.enc}, std::pair{"to", &m.to}}) {
+    std::string_view v = member(*fields, name);
+    if (!v.empty() && v != "null") *out = std::string(v);
+  }
+  auto content_type = optional_text(*fields, "contentType");
+  if (!content_type) return content_type.error();
+  m.content_type = std::move(*content_type);
+  m.broadcast = member(*fields, "method") == "\"broadcast\"";
+  auto scope = optional_text(*fields, "broadcast");
+  if (!scope) return scope.error();
+  m.broadcast_scope = std::move(*scope);
+  auto group = optional_text(*fields, "group");
+  if (!group) return group.error();
+  m.group = std::move(*group);
+  if (m.broadcast && !m.producer) return bad("a broadcast needs its producer");
+  return m;
+}
+
+}  // namespace siomq::cluster

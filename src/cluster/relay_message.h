@@ -1,0 +1,42 @@
+// A produced message relayed between nodes, in tyo-mq §10's shape, so that siomq nodes and reference
+// (Node.js tyo-mq) nodes on one Redis read each other's:
+//   {"node_id":N,"payload":{"realm","event","message","producer","ttl","guaranteed","enc","to",
+//                           "contentType","method","broadcast","group"}}
+// `message`, `ttl`, `enc` and `to` are raw JSON values, spliced as they came (never re-encoded); the
+// reference may omit `producer` and `ttl`, and sends null for the optional strings.
+//
+// The decoder takes text from Redis as hostile input: validated whole first (simdjson, iterative, depth
+// and UTF-8 checked), bounded in size, every field type-checked; anything else is an error and nothing
+// is delivered. Pure; any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wire/result.h"
+
+namespace siomq::cluster {
+
+struct RelayedMessage {
+  std::string node_id;
+  std::string realm;
+  std::string event;
+  std::string message;                  // raw JSON; "" when absent
+  std::optional<std::string> producer;  // absent: the receiver uses ANONYMOUS
+  std::string ttl;                      // raw JSON (a number, or a string the reference keeps as sent); "" when absent
+  bool guaranteed = false;
+  std::string enc, to;                  // raw JSON; "" when absent or null
+  std::optional<std::string> content_type;
+  bool broadcast = false;               // method:"broadcast"
+  std::optional<std::string> broadcast_scope;  // "realm" or "group"
+  std::optional<std::string> group;
+};
+
+// The envelope's text.
+std::string encode_relay(const RelayedMessage& m);
+
+// The envelope read back; 400 naming the first problem. Texts above `max_bytes` are refused unread.
+Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes);
+
+}  // namespace siomq::cluster

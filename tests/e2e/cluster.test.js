@@ -1,0 +1,252 @@
+// Several siomq nodes on one Redis (tyo-mq §10, docs/scale-out.md): live messages relayed between nodes,
+// broadcasts re-run on each node, the settings document shared (last writer wins, a late node adopts
+// it), a manager proof's nonce used once in the whole cluster, a reference (Node.js tyo-mq) node on the
+// same keys — played by this test from §10's shapes — and Redis going away, or being cut off, and coming
+// back. Needs SIOMQ_TEST_REDIS_URL (the test script starts one) and redis-server on the PATH.
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { connectV4, once: onceArgs, waitFor, TIME_SCALE } = require('./lib/clients');
+const { manage, authenticate } = require('./lib/tyo_auth');
+const { redis, subscriber } = require('./lib/redis');
+const { clusterPrefix, startNode, privateRedis, pausableProxy, delay } = require('./lib/cluster');
+
+const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
+const ADMIN = 'cluster-admin-token';
+const once = async (socket, event) => (await onceArgs(socket, event))[0];
+
+async function client(t, node) {
+  const s = await connectV4(node.url, { transports: ['websocket'] });
+  t.after(() => s.close());
+  return s;
+}
+
+function collect(socket, event) {
+  const got = [];
+  socket.on(event, (m) => got.push(m));
+  return got;
+}
+
+// A round trip through each socket's server, so that what was sent before has been handled.
+async function settle(...sockets) {
+  await Promise.all(sockets.map((s) => s.timeout(5000).emitWithAck('PING', {})));
+}
+
+async function subscribe(socket, fields) {
+  socket.emit('SUBSCRIBE', fields);
+  await settle(socket);
+}
+
+// What a relayed message takes to cross: the subscriber sees it within this (generous under sanitizers).
+const CROSS_MS = 5000 * TIME_SCALE;
+
+async function threeNodes(t, settings = {}) {
+  const prefix = clusterPrefix(t, REDIS_URL);
+  const nodes = [];
+  for (const id of ['node-a', 'node-b', 'node-c']) nodes.push(await startNode(t, { url: REDIS_URL, prefix, nodeId: id, settings }));
+  return { prefix, nodes };
+}
+
+test('three nodes: a message produced on one reaches exact, TM-ALL and topic subscribers on every node, once each',
+  { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
+    const { nodes: [a, b, c] } = await threeNodes(t);
+    const [p, onA, onB, onC, topicC] = await Promise.all([a, a, b, c, c].map((n) => client(t, n)));
+    p.emit('PRODUCER', { name: 'orders' });
+    await subscribe(onA, { event: 'placed', producer: 'orders', consumer: 'audit' });
+    await subscribe(onB, { event: 'placed', producer: 'orders', consumer: 'mailer' });
+    await subscribe(onC, { event: 'TM-ALL', producer: 'orders', consumer: 'all-of-orders' });
+    await subscribe(topicC, { event: 'placed/+', producer: 'TYO-MQ-ALL', consumer: 'topics', mode: 'topic' });
+    const gotA = collect(onA, 'CONSUME-orders-placed');
+    const gotB = collect(onB, 'CONSUME-orders-placed');
+    const gotC = collect(onC, 'CONSUME-orders-TM-ALL');
+    const gotTopic = [];
+    topicC.onAny((event, m) => { if (event.startsWith('CONSUME-')) gotTopic.push([event, m]); });
+    p.emit('PRODUCE', { event: 'placed', from: 'orders', message: { id: 1, total: 9.5 } });
+    p.emit('PRODUCE', { event: 'placed/eu', from: 'orders', message: 'eu', contentType: 'text/plain' });
+    await waitFor(() => gotA.length === 1 && gotB.length === 1 && gotC.length === 2 && gotTopic.length === 1, CROSS_MS,
+      'deliveries on all three nodes');
+    assert.deepEqual(gotB[0], { event: 'placed', message: { id: 1, total: 9.5 }, from: 'orders' });
+    assert.deepEqual(gotA[0], gotB[0]);
+    assert.deepEqual(gotC[0], gotB[0]);
+    assert.deepEqual(gotTopic[0][1], { event: 'placed/eu', message: 'eu', from: 'orders', content_type: 'text/plain' });
+    // And the other way: produced on C, delivered on A and B.
+    const q = await client(t, c);
+    q.emit('PRODUCE', { event: 'placed', from: 'orders', message: 2 });
+    await waitFor(() => gotA.length === 2 && gotB.length === 2, CROSS_MS, 'deliveries from node C');
+    await delay(200);
+    await settle(p, onA, onB, onC, topicC, q);
+    assert.deepEqual([gotA.length, gotB.length, gotC.length, gotTopic.length], [2, 2, 3, 1], 'nothing delivered twice');
+    for (const n of [a, b, c]) await n.stop();
+  });
+
+test('a broadcast is re-run on every node: the realm\'s members everywhere get it',
+  { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
+    const { nodes: [a, b, c] } = await threeNodes(t);
+    const [p, m1, m2] = await Promise.all([a, b, c].map((n) => client(t, n)));
+    p.emit('PRODUCER', { name: 'Hub' });
+    m1.emit('CONSUMER', { name: 'listener-b' });
+    m2.emit('PRODUCER', { name: 'someone-c' });
+    await settle(p, m1, m2);
+    const got = [once(m1, 'CONSUME-hub-news'), once(m2, 'CONSUME-News')];
+    p.emit('PRODUCE', { event: 'News', from: 'Hub', message: 'hi', method: 'broadcast', broadcast: 'realm' });
+    for (const payload of await Promise.all(got)) assert.deepEqual(payload, { event: 'News', message: 'hi', from: 'Hub' });
+    for (const n of [a, b, c]) await n.stop();
+  });
+
+test('settings changed on one node are adopted by the others and by a node that joins later; a proof works once in the cluster',
+  { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
+    const settings = { auth: { enabled: true, tokens: [{ token: ADMIN, realm: '*', role: 'admin' }], realms: { default: { required: false } } } };
+    const { prefix, nodes: [a, b, c] } = await threeNodes(t, settings);
+    const onA = await client(t, a);
+    const body = { command: 'add_realm', realm: 'shop', key: 'shop-psk', manager_key: 'shop-manager' };
+    const proof = require('./lib/tyo_auth').sign('AUTH_MANAGEMENT_COMMAND', body, ADMIN);
+    const added = await onA.timeout(5000).emitWithAck('AUTH_MANAGEMENT_COMMAND', { body, proof });
+    assert.equal(added.ok, true, JSON.stringify(added));
+    // The same proof on another node: its nonce was claimed in Redis by node A.
+    const onB = await client(t, b);
+    const replayed = await onB.timeout(5000).emitWithAck('AUTH_MANAGEMENT_COMMAND', { body, proof });
+    assert.deepEqual(replayed, { ok: false, code: 401, message: 'Manager proof nonce was already used' });
+    // §10's keys, as a reference node reads them.
+    const [doc, rev] = await redis(REDIS_URL, ['GET', `${prefix}:settings`], ['GET', `${prefix}:settings:rev`]);
+    const shared = JSON.parse(doc);
+    assert.equal(shared.node_id, 'node-a');
+    assert.ok(shared.settings.auth.realms.shop, 'the new realm is in the shared document');
+    assert.ok(!Number.isNaN(Date.parse(shared.updated_at)));
+    assert.ok(Number(rev) >= 1);
+    // Nodes B and C adopt it: the realm's key works there.
+    for (const node of [b, c]) {
+      await waitFor(async () => {
+        const s = await connectV4(node.url, { transports: ['websocket'] });
+        try { return (await authenticate(s, { realm: 'shop', role: 'consumer', key: 'shop-psk' })).event === 'AUTH_OK'; } finally { s.close(); }
+      }, CROSS_MS, `node ${node.port} adopting the new realm`);
+    }
+    // Each node keeps its own cluster block (its node_id) in its settings file.
+    const fileB = JSON.parse(require('node:fs').readFileSync(b.settingsFile, 'utf8'));
+    assert.equal(fileB.cluster.node_id, 'node-b');
+    assert.ok(fileB.auth.realms.shop);
+    // A node joining later serves with the cluster's settings from its first client on.
+    const d = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-d', settings });
+    const onD = await client(t, d);
+    assert.equal((await authenticate(onD, { realm: 'shop', role: 'consumer', key: 'shop-psk' })).event, 'AUTH_OK');
+    // A change on the late node travels back (last writer wins).
+    const removed = await manage(await client(t, d), { command: 'remove_realm', realm: 'shop' }, ADMIN);
+    assert.equal(removed.ok, true, JSON.stringify(removed));
+    await waitFor(async () => {
+      const got = await manage(onA, { command: 'get' }, ADMIN);
+      return got.ok && got.settings.realms && !got.settings.realms.shop;
+    }, CROSS_MS, 'node A adopting the removal');
+    for (const n of [a, b, c, d]) await n.stop();
+  });
+
+test('a reference node on the same keys: its messages reach siomq subscribers, ours reach it in §10\'s shape, its settings are adopted; junk on the channels changes nothing',
+  { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
+    const prefix = clusterPrefix(t, REDIS_URL);
+    const settings = { auth: { enabled: true, tokens: [{ token: ADMIN, realm: '*', role: 'admin' }], realms: { default: { required: false } } } };
+    const a = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-a', settings });
+    const ref = await subscriber(REDIS_URL, [`${prefix}:messages`]);
+    t.after(() => ref.close());
+    // What node-a published (the junk this test publishes itself is skipped).
+    const fromA = () => ref.messages.map((m) => { try { return JSON.parse(m.message); } catch { return null; } })
+      .filter((m) => m && m.node_id === 'node-a' && m.payload && m.payload.message !== undefined && m.payload.ttl !== 60);
+    const [p, c] = [await client(t, a), await client(t, a)];
+    await subscribe(c, { event: 'placed', producer: 'orders', consumer: 'mailer' });
+    const got = collect(c, 'CONSUME-orders-placed');
+    // The reference node's message, as it publishes it.
+    const refPayload = {
+      realm: 'default', event: 'placed', message: { from: 'ref', n: 1 }, producer: 'orders', ttl: 60, guaranteed: false,
+      enc: null, to: null, contentType: null, method: null, broadcast: null, group: null,
+    };
+    // Junk first: none of it may be delivered or stop the node.
+    const junk = ['not json', '{"node_id":"ref-1"}', '{"node_id":"ref-1","payload":{"realm":"default"}}',
+      '{"node_id":"ref-1","payload":{"realm":"default","event":5}}', '[' .repeat(5000) + ']'.repeat(5000),
+      JSON.stringify({ node_id: 'node-a', payload: refPayload })];  // its own node_id: ignored
+    for (const j of junk) await redis(REDIS_URL, ['PUBLISH', `${prefix}:messages`, j]);
+    await redis(REDIS_URL, ['PUBLISH', `${prefix}:messages`, JSON.stringify({ node_id: 'ref-1', payload: refPayload })]);
+    await waitFor(() => got.length >= 1, CROSS_MS, 'the reference node\'s message');
+    await delay(200);
+    assert.equal(got.length, 1);
+    assert.deepEqual(got[0], { event: 'placed', message: { from: 'ref', n: 1 }, from: 'orders' });
+    // Ours, as the reference node reads it.
+    p.emit('PRODUCE', { event: 'placed', from: 'orders', message: { n: 2 }, ttl: 30, to: ['x'] });
+    await waitFor(() => fromA().length === 1, CROSS_MS, 'our relayed message');
+    const ours = fromA()[0];
+    assert.deepEqual(ours.payload, {
+      realm: 'default', event: 'placed', message: { n: 2 }, producer: 'orders', ttl: 30, guaranteed: false,
+      enc: null, to: ['x'], contentType: null, method: null, broadcast: null, group: null,
+    });
+    // The reference node changes the settings: SET, INCR, PUBLISH, as §10 says.
+    const [doc] = await redis(REDIS_URL, ['GET', `${prefix}:settings`]);
+    const next = JSON.parse(doc).settings;
+    next.auth.tokens.push({ token: 'granted-by-ref', realm: 'default', role: 'consumer' });
+    next.cluster = { enabled: true, node_id: 'ref-1', prefix };  // the reference's own block: not taken
+    await redis(REDIS_URL, ['SET', `${prefix}:settings`, JSON.stringify({ settings: next, node_id: 'ref-1', updated_at: new Date().toISOString() })]);
+    const [rev] = await redis(REDIS_URL, ['INCR', `${prefix}:settings:rev`]);
+    await redis(REDIS_URL, ['PUBLISH', `${prefix}:settings:changed`, JSON.stringify({ revision: rev, node_id: 'ref-1' })]);
+    await waitFor(async () => {
+      const s = await connectV4(a.url, { transports: ['websocket'] });
+      try { return (await authenticate(s, { token: 'granted-by-ref' })).event === 'AUTH_OK'; } finally { s.close(); }
+    }, CROSS_MS, 'the reference node\'s token adopted');
+    // Still node-a, still relaying.
+    p.emit('PRODUCE', { event: 'placed', from: 'orders', message: 3 });
+    await waitFor(() => fromA().length === 2, CROSS_MS, 'relay after adoption');
+    await a.stop();
+  });
+
+test('redis goes away and comes back: each node keeps serving its own clients, says so once, and relays again',
+  async (t) => {
+    const r = await privateRedis(t);
+    const prefix = 'siomq-e2e-outage';
+    const a = await startNode(t, { url: r.url, prefix, nodeId: 'node-a' });
+    const b = await startNode(t, { url: r.url, prefix, nodeId: 'node-b' });
+    const [p, localC, remoteC] = [await client(t, a), await client(t, a), await client(t, b)];
+    await subscribe(localC, { event: 'tick', producer: 'clock', consumer: 'local' });
+    await subscribe(remoteC, { event: 'tick', producer: 'clock', consumer: 'remote' });
+    const local = collect(localC, 'CONSUME-clock-tick');
+    const remote = collect(remoteC, 'CONSUME-clock-tick');
+    p.emit('PRODUCE', { event: 'tick', from: 'clock', message: 1 });
+    await waitFor(() => local.length === 1 && remote.length === 1, CROSS_MS, 'first tick on both nodes');
+    await r.kill();
+    await a.waitForLog(/cluster: redis at \S+ lost/, 10000 * TIME_SCALE);
+    p.emit('PRODUCE', { event: 'tick', from: 'clock', message: 2 });
+    await waitFor(() => local.length === 2, CROSS_MS, 'local delivery during the outage');
+    await delay(1500);  // a few reconnection attempts: still one line in the log
+    assert.equal(a.logs().match(/cluster: redis at \S+ (lost|unreachable)/g).length, 1, a.logs());
+    await r.start();
+    await a.waitForLog(/cluster: redis at \S+ is back/, 10000 * TIME_SCALE);
+    await b.waitForLog(/cluster: redis at \S+ is back/, 10000 * TIME_SCALE);
+    await waitFor(async () => {
+      p.emit('PRODUCE', { event: 'tick', from: 'clock', message: 3 });
+      await delay(100);
+      return remote.some((m) => m.message === 3);
+    }, CROSS_MS, 'relay after redis came back');
+    await a.stop();
+    await b.stop();
+  });
+
+test('a node cut off from redis (the connection stays open, nothing flows) notices within seconds and rejoins',
+  async (t) => {
+    const r = await privateRedis(t);
+    const proxy = await pausableProxy(t, r.port);
+    const settings = { auth: { enabled: true, tokens: [{ token: ADMIN, realm: '*', role: 'admin' }], realms: { default: { required: false } } } };
+    const a = await startNode(t, { url: proxy.url, prefix: 'siomq-e2e-partition', nodeId: 'node-a', settings });
+    const b = await startNode(t, { url: r.url, prefix: 'siomq-e2e-partition', nodeId: 'node-b' });
+    proxy.pause();
+    await a.waitForLog(/cluster: redis at \S+ lost: no answer to PING/, 10000 * TIME_SCALE);
+    // Node A refuses manager commands meanwhile rather than let a proof be replayed elsewhere.
+    const s = await client(t, a);
+    const reply = await manage(s, { command: 'get' }, ADMIN);
+    assert.deepEqual(reply, { ok: false, code: 503, message: "the cluster's store (redis) is unavailable; retry later" });
+    proxy.resume();
+    await a.waitForLog(/cluster: redis at \S+ is back/, 15000 * TIME_SCALE);
+    const [p, c] = [await client(t, a), await client(t, b)];
+    await subscribe(c, { event: 'e', producer: 'p', consumer: 'c' });
+    const got = collect(c, 'CONSUME-p-e');
+    await waitFor(async () => {
+      p.emit('PRODUCE', { event: 'e', from: 'p', message: 'after' });
+      await delay(100);
+      return got.length > 0;
+    }, CROSS_MS, 'relay after the partition');
+    await a.stop();
+    await b.stop();
+  });

@@ -1,0 +1,50 @@
+// libFuzzer target for what a cluster's nodes read from Redis (src/cluster): relayed messages
+// (decode_relay), the shared settings document and its change note.
+//
+// Invariants: nothing crashes or takes more than linear time (-timeout); a message that decodes encodes
+// back to text that decodes to the same message (so a relayed message is passed on unchanged, whatever
+// node wrote it); a shared document's `settings` is valid JSON; a note's author round-trips.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "cluster/relay_message.h"
+#include "cluster/shared_settings.h"
+#include "wire/js_json.h"
+
+namespace {
+
+using namespace siomq;
+using namespace siomq::cluster;
+
+void check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+bool same(const RelayedMessage& a, const RelayedMessage& b) {
+  return a.node_id == b.node_id && a.realm == b.realm && a.event == b.event && a.message == b.message &&
+         a.producer == b.producer && a.ttl == b.ttl && a.guaranteed == b.guaranteed && a.enc == b.enc && a.to == b.to &&
+         a.content_type == b.content_type && a.broadcast == b.broadcast && a.broadcast_scope == b.broadcast_scope &&
+         a.group == b.group;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (auto m = decode_relay(text, 1 << 20)) {
+    std::string again = encode_relay(*m);
+    check(static_cast<bool>(js::validate(again)));
+    auto back = decode_relay(again, 1 << 21);
+    check(back && same(*m, *back));
+  }
+  if (auto doc = decode_shared_settings(text)) {
+    check(static_cast<bool>(js::validate(doc->document)));
+    auto back = decode_shared_settings(encode_shared_settings(doc->document, doc->node_id, 0));
+    check(back && back->document == doc->document && back->node_id == doc->node_id);
+  }
+  if (auto author = settings_note_author(text)) {
+    if (author->size() < 1000) check(settings_note_author(encode_settings_note(1, *author)) == *author);
+  }
+  return 0;
+}
