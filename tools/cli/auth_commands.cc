@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-json to_json(const tyomq::PendingAuthRequest& p) {
+json request_json(const tyomq::PendingAuthRequest& p) {
   json o = json_or_string(p.raw);
   return o.is_object() ? o : json{{"request_id", p.request_id}, {"status", p.status}};
 }
@@ -107,7 +107,7 @@ int next(const std::string& manager_key, const Context& ctx, const Output& out) 
   return with_signer("auth next", manager_key, ctx, out, [&](tyomq::Client& client, const std::string& secret) {
     auto r = client.authorization_next(secret, ctx.realm).get();
     if (!r) return out.fail("auth next", r.error());
-    if (out.json()) out.print_json(json{{"request", r->has_value() ? to_json(**r) : json(nullptr)}});
+    if (out.json()) out.print_json(json{{"request", r->has_value() ? request_json(**r) : json(nullptr)}});
     else if (!r->has_value()) out.line("no pending request");
     else print_request(out, **r);
     return static_cast<int>(kExitOk);
@@ -123,7 +123,7 @@ int decide(const DecideFlags& f, bool approve, const Context& ctx, const Output&
   return with_signer(what, f.manager_key, ctx, out, [&](tyomq::Client& client, const std::string& secret) {
     auto r = client.authorization_decide(secret, f.request_id, approve, f.role, f.reason).get();
     if (!r) return out.fail(what, r.error());
-    if (out.json()) out.print_json(json{{"request", to_json(*r)}});
+    if (out.json()) out.print_json(json{{"request", request_json(*r)}});
     else print_request(out, *r);
     return static_cast<int>(kExitOk);
   });
