@@ -23,14 +23,17 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cluster/cluster_config.h"
+#include "cluster/link.h"
 #include "cluster/relay_message.h"
 #include "wire/result.h"
 
 namespace siomq::cluster {
 
-class Cluster {
+class Cluster final : public Link {
  public:
   struct Handlers {
     // A message produced on another node (already decoded and checked); on the cluster thread.
@@ -40,6 +43,9 @@ class Cluster {
     std::function<void(const std::string& document)> adopt_settings;
     // This node's document, published when the cluster holds none yet; on the cluster thread.
     std::function<std::string()> local_settings;
+    // A note on one of `note_channels` (the part after the prefix) from another node; on the cluster thread.
+    std::function<void(const std::string& channel, std::string_view text)> note;
+    std::vector<std::string> note_channels;
   };
   struct Stats {
     bool connected = false;
@@ -49,7 +55,7 @@ class Cluster {
   // A node_id is made (16 random hex digits) when the config has none. The relayed text cap is the
   // largest message a peer may hand this node (what a client could send it directly, plus the envelope).
   Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes);
-  ~Cluster();
+  ~Cluster() override;
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
@@ -59,17 +65,16 @@ class Cluster {
   bool start(std::chrono::milliseconds wait);
   void stop();
 
-  const std::string& node_id() const { return config_.node_id; }
+  const std::string& node_id() const override { return config_.node_id; }
   const ClusterConfig& config() const { return config_; }
 
-  // Sends a produced message to the other nodes (m.node_id is set here).
-  void relay(RelayedMessage m);
+  void relay(RelayedMessage m) override;
+  void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
+  void read_shared(const std::string& name, std::function<void(Result<std::string>)> done) override;
+  void change_shared(const std::string& name, std::function<std::optional<std::string>(const std::string&)> change) override;
+  void publish(const std::string& channel, std::string text) override;
   // Publishes this node's whole settings document after a change made here (not for adopted ones).
   void publish_settings(std::string document);
-  // Claims a manager proof's nonce for the whole cluster: Ok when this is its first use anywhere,
-  // 401 when another node (or this one) used it, 503 when Redis cannot say. `done` runs on the cluster
-  // thread.
-  void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done);
 
   Stats stats() const;
 

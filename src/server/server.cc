@@ -169,13 +169,9 @@ void Server::join_cluster() {
   handlers.local_settings = [this] { return live_.document().dump(); };
   // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope.
   const size_t max_relayed = std::max(settings_.transport.max_payload, surfaces::kMaxTransferBytesPerSocket) + 64 * 1024;
-  cluster_ = std::make_unique<cluster::Cluster>(config, std::move(handlers), max_relayed);
+  cluster_ = std::make_shared<cluster::Cluster>(config, std::move(handlers), max_relayed);
   cluster::Cluster* c = cluster_.get();
-  ctx->cluster_node_id = c->node_id();
-  ctx->relay = [c](cluster::RelayedMessage m) { c->relay(std::move(m)); };
-  ctx->claim_nonce = [c](const std::string& nonce, std::function<void(const Status&)> done) {
-    c->claim_nonce(nonce, std::move(done));
-  };
+  ctx->cluster = cluster_;
   live_.on_changed([c](const nlohmann::json& doc) { c->publish_settings(doc.dump()); });
 }
 

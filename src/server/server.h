@@ -143,7 +143,7 @@ class Server {
   remote::RemoteSurface remote_;
   // This node's link to the others (cluster.enabled); null on a node alone. Its handlers use the
   // surfaces and the live settings, so it goes before them.
-  std::unique_ptr<cluster::Cluster> cluster_;
+  std::shared_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<net::EngineServer> engine_;
   net::HttpRoutes routes_;
   std::function<void()> http_publish_sweep_;  // HTTP publish's expired tickets, swept once a second

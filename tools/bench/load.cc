@@ -55,6 +55,13 @@ class Load {
     url_ok_ = client::parse_url(o_.url, base);
     base.ca_file = o_.ca_file;
     base_ = base;
+    for (const auto& url : o_.consumer_urls) {
+      client::ClientOptions more;
+      more.eio = o_.eio;
+      more.ca_file = o_.ca_file;
+      if (!client::parse_url(url, more)) bad_url_ = url;
+      consumer_bases_.push_back(more);
+    }
     if (o_.scenario == "fanout" || o_.scenario == "latency" || o_.scenario == "chunked") o_.producers = 1;
     if (o_.scenario == "latency" && o_.rate <= 0) o_.rate = 10000;
     if (o_.scenario == "chunked" && o_.size == 64) o_.size = 1024 * 1024;
@@ -68,6 +75,7 @@ class Load {
 
   int run() {
     if (!url_ok_) return fail("bad URL " + o_.url);
+    if (!bad_url_.empty()) return fail("bad URL " + bad_url_);
     if (o_.scenario == "connections") return run_connections();
     bool known = o_.scenario == "pubsub" || o_.scenario == "fanout" || o_.scenario == "topics" || o_.scenario == "group" ||
                  o_.scenario == "durable" || o_.scenario == "latency" || o_.scenario == "chunked";
@@ -86,22 +94,29 @@ class Load {
   }
 
   // Opens `count` connections, kConnectConcurrency at a time; then `done`.
+  // Client i is the i-th consumer (then the producers) whatever order the connections complete in, so
+  // that each lands on its own node.
   void connect(size_t count, std::function<void()> done) {
     connect_done_ = std::move(done);
     connect_left_ = count;
+    clients_.assign(count, nullptr);
     for (size_t i = 0; i < std::min(count, kConnectConcurrency); ++i) connect_next();
+  }
+  const client::ClientOptions& options_for(size_t i) const {
+    bool consumer = i < static_cast<size_t>(o_.consumers) && o_.scenario != "connections";
+    return consumer && !consumer_bases_.empty() ? consumer_bases_[i % consumer_bases_.size()] : base_;
   }
   void connect_next() {
     if (connect_started_ >= connect_left_) return;
-    ++connect_started_;
-    auto c = std::make_shared<SioClient>(io_, base_);
+    const size_t index = connect_started_++;
+    auto c = std::make_shared<SioClient>(io_, options_for(index));
     c->on_close([this](std::string_view reason) {
       if (!stopping_ && error_.empty()) stop_with("a connection closed: " + std::string(reason));
     });
-    c->connect([this, c](std::optional<std::string> failure) {
+    c->connect([this, c, index](std::optional<std::string> failure) {
       if (failure) return stop_with("connect: " + *failure);
-      clients_.push_back(c);
-      if (clients_.size() == connect_left_) {
+      clients_[index] = c;
+      if (++connected_ == connect_left_) {
         if (auto done = std::move(connect_done_)) done();
         return;
       }
@@ -332,7 +347,9 @@ class Load {
     if (send_end_ == Clock::time_point{}) send_end_ = Clock::now();
     ticker_.cancel();
     progress_timer_.cancel();
-    for (auto& c : clients_) c->close();
+    for (auto& c : clients_) {
+      if (c) c->close();
+    }
   }
 
   void report() {
@@ -344,11 +361,11 @@ class Load {
     double deliveries_per_s = deliver_s > 0 ? static_cast<double>(delivered_) / deliver_s : 0;
     auto us = [](int64_t ns) { return static_cast<double>(ns) / 1000.0; };
     if (o_.json) {
-      std::printf("{\"scenario\":%s,\"url\":%s,\"eio\":%d,\"producers\":%d,\"consumers\":%d,\"size\":%zu,\"rate\":%.0f,"
+      std::printf("{\"scenario\":%s,\"url\":%s,\"consumer_nodes\":%zu,\"eio\":%d,\"producers\":%d,\"consumers\":%d,\"size\":%zu,\"rate\":%.0f,"
                   "\"seconds\":%.3f,\"sent\":%llu,\"delivered\":%llu,\"expected\":%llu,\"lost\":%llu,\"errors\":%llu,"
                   "\"msgs_per_s\":%.0f,\"deliveries_per_s\":%.0f",
-                  json_text::quoted(o_.scenario).c_str(), json_text::quoted(o_.url).c_str(), o_.eio, o_.producers, o_.consumers, o_.size,
-                  o_.rate, send_s, static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(delivered_),
+                  json_text::quoted(o_.scenario).c_str(), json_text::quoted(o_.url).c_str(),
+                  std::max<size_t>(1, o_.consumer_urls.size()), o_.eio, o_.producers, o_.consumers, o_.size, o_.rate, send_s, static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(delivered_),
                   static_cast<unsigned long long>(expected),
                   static_cast<unsigned long long>(expected > delivered_ ? expected - delivered_ : 0),
                   static_cast<unsigned long long>(errors_), msgs_per_s, deliveries_per_s);
@@ -408,11 +425,13 @@ class Load {
   LoadOptions o_;
   bool url_ok_ = false;
   client::ClientOptions base_;
+  std::vector<client::ClientOptions> consumer_bases_;  // --url given more than once: the consumers' nodes
+  std::string bad_url_;
   asio::io_context io_;
   asio::steady_timer ticker_, progress_timer_;
   std::vector<std::shared_ptr<SioClient>> clients_, consumers_, producers_;
   std::function<void()> connect_done_;
-  size_t connect_left_ = 0, connect_started_ = 0;
+  size_t connect_left_ = 0, connect_started_ = 0, connected_ = 0;
   size_t pongs_ = 0;
   int fanout_ = 1;
   std::string body_;

@@ -5,17 +5,22 @@
 // (1 → N), topics (wildcard subscribers), group (N workers share a group: one delivery per message),
 // durable (durable + ACK mode, every delivery ACKed), latency (a fixed rate, one-way latency measured from
 // each message's intended send time, so a stall is not hidden: coordinated omission), connections (N
-// idle clients; the server's RSS per connection with --server-pid), chunked (1 MiB messages).
+// idle clients; the server's RSS per connection with --server-pid), chunked (1 MiB messages). With several
+// URLs (a cluster), producers use the first and consumers the others: what crosses nodes is measured.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace siomq::bench {
 
 struct LoadOptions {
   std::string scenario = "pubsub";
-  std::string url = "http://127.0.0.1:17352";  // https:// or wss:// for TLS
+  std::string url = "http://127.0.0.1:17352";  // https:// or wss:// for TLS; the producers' node
+  // More nodes of a cluster (docs/scale-out.md): the consumers are spread over these, round-robin, while
+  // the producers stay on `url`. Empty: everyone on `url`. tyo-mq scenarios only.
+  std::vector<std::string> consumer_urls;
   std::string ca_file;                         // TLS: the CA (PEM) that signed the server's certificate
   int eio = 4;
   double duration_s = 10;

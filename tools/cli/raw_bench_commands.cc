@@ -18,6 +18,7 @@ struct RawFlags {
 
 struct BenchFlags {
   bench::LoadOptions load;
+  std::vector<std::string> urls;  // --url, once per node
   bool quiet = false;
 };
 
@@ -43,16 +44,23 @@ void add_raw_bench_commands(Commands& commands) {
   CLI::App* bench_cmd = commands.add_plain(
       app, "bench", "Load generator: run a tyo-mq scenario against a server and report rates and latency",
       "  siomq bench pubsub -d 10 -p 2 -c 2\n"
-      "  siomq bench bus-request --json -q\n",
+      "  siomq bench bus-request --json -q\n"
+      "  siomq bench fanout -c 50 --url http://node-a:17352 --url http://node-b:17352 --url http://node-c:17352\n",
       [b]() {
         b->load.progress = !b->quiet;
+        if (!b->urls.empty()) {
+          b->load.url = b->urls.front();
+          b->load.consumer_urls.assign(b->urls.begin() + 1, b->urls.end());
+        }
         return bench::is_bus_scenario(b->load.scenario) ? bench::run_bus_load(b->load) : bench::run_load(b->load);
       });
   bench_cmd->add_option("scenario", load.scenario, "pubsub, fanout, topics, group, durable, latency, connections, chunked; the bus: bus-pubsub, bus-request, bus-stream, bus-pull")
       ->capture_default_str()
       ->check(CLI::IsMember({"pubsub", "fanout", "topics", "group", "durable", "latency", "connections", "chunked",
                              "bus-pubsub", "bus-request", "bus-stream", "bus-pull"}));
-  bench_cmd->add_option("--url", load.url, "Server URL")->capture_default_str();
+  bench_cmd->add_option("--url", b->urls,
+                        "Server URL; again for more nodes of a cluster: producers on the first, consumers spread over the others")
+      ->default_str(load.url);
   bench_cmd->add_option("--ca", load.ca_file, "https/wss URLs: CA certificate (PEM) to verify the server with");
   bench_cmd->add_option("--eio", load.eio, "Engine.IO version: 4, or 3 for Socket.IO v2 servers")->capture_default_str()->check(CLI::IsMember({3, 4}));
   bench_cmd->add_option("-d,--duration", load.duration_s, "Seconds of sending")->capture_default_str()->check(CLI::PositiveNumber);

@@ -71,7 +71,10 @@ class Api : public std::enable_shared_from_this<Api> {
     auto up = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count();
     c.conn->respond(json_response(
         c.request, beast_http::status::ok,
-        {{"status", "ok"}, {"version", parts_.version}, {"uptime_seconds", up}, {"node_id", nullptr}}));
+        {{"status", "ok"},
+         {"version", parts_.version},
+         {"uptime_seconds", up},
+         {"node_id", parts_.tyo_mq->cluster ? json(parts_.tyo_mq->cluster->node_id()) : json()}}));
   }
 
   // The queue totals come from the queues' thread; the text is made back on the connection's worker, so

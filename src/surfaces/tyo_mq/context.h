@@ -23,7 +23,7 @@
 #include "auth/live_settings.h"
 #include "auth/manager_proof.h"
 #include "broker/broker.h"
-#include "cluster/relay_message.h"
+#include "cluster/link.h"
 #include "surfaces/gate.h"
 #include "surfaces/session_registry.h"
 #include "surfaces/tyo_mq/surface.h"
@@ -74,13 +74,10 @@ struct Context : std::enable_shared_from_this<Context> {
   // Told of a realm removed (remove_realm, an expired ephemeral realm), after its sockets are closed:
   // HTTP publish drops its SSE history. Set before the server serves; may be empty.
   std::function<void(const std::string& realm)> on_realm_removed;
-  // The cluster (cluster/cluster.h), when this node is one of several: every routed PRODUCE goes to the
-  // other nodes through `relay` (any thread); a manager proof's nonce is claimed cluster-wide through
-  // `claim_nonce` before the command runs (`done` from any thread). Set before the server serves; empty
-  // on a node alone.
-  std::function<void(cluster::RelayedMessage)> relay;
-  std::function<void(const std::string& nonce, std::function<void(const Status&)> done)> claim_nonce;
-  std::string cluster_node_id;  // /api/stats and `stats` show it when set
+  // The cluster (cluster/link.h), when this node is one of several: every routed PRODUCE goes to the
+  // other nodes, a manager proof's nonce is claimed cluster-wide before the command runs, enrolment
+  // requests are shared. Set before the server serves; null on a node alone.
+  std::shared_ptr<cluster::Link> cluster;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   // housekeeping()'s clocks (steady ms), touched by its one caller only.
   int64_t last_ephemeral_sweep_ms = 0, last_idle_sweep_ms = 0;

@@ -34,7 +34,7 @@ json stats_json(Context& ctx) {
                     {"subscriptions", c.keys}};
   }
   json out = {{"realms", realms}, {"connections_current", ctx.sessions.size()}};
-  if (!ctx.cluster_node_id.empty()) out["cluster_node_id"] = ctx.cluster_node_id;
+  if (ctx.cluster) out["cluster_node_id"] = ctx.cluster->node_id();
   return out;
 }
 

@@ -196,7 +196,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   std::string delivery_id = p->id ? *p->id : ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
   if (p->broadcast) {
     broadcast(ctx.broker, realm, *p, payload, attachments);
-    if (ctx.relay) ctx.relay(relayed(realm, *p, std::nullopt));
+    if (ctx.cluster) ctx.cluster->relay(relayed(realm, *p, std::nullopt));
     if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
     return;
   }
@@ -216,7 +216,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   session.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
-  if (ctx.relay) ctx.relay(relayed(realm, *p, routing.default_ttl_ms));
+  if (ctx.cluster) ctx.cluster->relay(relayed(realm, *p, routing.default_ttl_ms));
   if (ctx.to_bus && !session.from_bus) ctx.to_bus(realm, p->event, p->from, p->message);
   std::vector<broker::QueueCopy> copies = send_live(*p, payload, attachments, delivery_id, routing.routes);
   if (copies.empty()) {

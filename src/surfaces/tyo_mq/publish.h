@@ -3,7 +3,7 @@
 // an answer is confirmed after its stored copies are written, through the requester's kept Reply, in
 // order with the deliveries sent to it.
 //
-// Each routed PRODUCE also goes to the other nodes of a cluster (Context::relay).
+// Each routed PRODUCE also goes to the other nodes of a cluster (Context::cluster).
 //
 // Threading: handlers run on the requester's worker; the confirm may come from the store's thread.
 #pragma once

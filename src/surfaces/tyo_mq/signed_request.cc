@@ -53,8 +53,8 @@ Result<Signer> verify_signer(Context& ctx, const auth::Snapshot& snap, std::stri
 
 void once_claimed(Context& ctx, Session& session, Reply& reply, const std::string& nonce,
                   std::function<void(Session&, Reply&)> then, std::function<void(Reply&, const Error&)> refused) {
-  if (!ctx.claim_nonce) return then(session, reply);
-  ctx.claim_nonce(nonce, [s = session.shared(), kept = reply.keep(), then = std::move(then),
+  if (!ctx.cluster) return then(session, reply);
+  ctx.cluster->claim_nonce(nonce, [s = session.shared(), kept = reply.keep(), then = std::move(then),
                           refused = std::move(refused)](const Status& claimed) mutable {
     boost::asio::post(s->worker().io(), [s, kept, claimed, then = std::move(then), refused = std::move(refused)] {
       if (!claimed) return refused(*kept, claimed.error());
