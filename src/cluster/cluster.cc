@@ -18,7 +18,6 @@
 #include "auth/hmac.h"
 #include "cluster/shared_settings.h"
 #include "redis/async_client.h"
-#include "wire/js_json.h"
 #include "wire/clock.h"
 #include "wire/thread_role.h"
 
@@ -36,8 +35,6 @@ namespace {
 constexpr size_t kMaxOutboxBytes = size_t{64} << 20;
 constexpr size_t kMaxOutboxEntries = 100'000;
 constexpr size_t kMaxUnansweredCommands = 100'000;
-// A document shared by read-modify-write (§10's authreqs): larger is treated as unreadable.
-constexpr size_t kMaxSharedDocumentBytes = size_t{16} << 20;
 constexpr auto kConnectTimeout = 2000ms;
 constexpr auto kHealthInterval = 1000ms;
 constexpr auto kPingDeadline = 3000ms;
@@ -45,14 +42,6 @@ constexpr auto kFirstRetry = 250ms;
 constexpr auto kMaxRetry = 2000ms;
 // A claimed nonce lives as long as a proof could still be accepted (±5 min), twice over (§8.1).
 constexpr const char* kNonceTtlMs = "600000";
-
-// A shared document's text: "{}" when absent, too large, or not a JSON object (as the reference reads it).
-std::string shared_text(const Value& v) {
-  if (v.kind != Value::Kind::string || v.text.size() > kMaxSharedDocumentBytes || v.text.empty() || v.text.front() != '{' ||
-      !js::validate(v.text))
-    return "{}";
-  return v.text;
-}
 
 }  // namespace
 
@@ -137,35 +126,6 @@ class Cluster::Node {
     });
   }
 
-  void read_shared(const std::string& name, std::function<void(Result<std::string>)> done) {
-    asio::post(io_, [this, key = config_.prefix + ":" + name, done = std::move(done)]() mutable {
-      if (state_ != State::up) return done(make_error("the cluster's store (redis) is unavailable", 503));
-      command({"GET", key}, [done = std::move(done)](Result<Value> r) {
-        if (!r || r->kind == Value::Kind::error) return done(make_error("the cluster's store (redis) is unavailable", 503));
-        done(shared_text(*r));
-      });
-    });
-  }
-
-  void change_shared(const std::string& name, std::function<std::optional<std::string>(const std::string&)> change) {
-    asio::post(io_, [this, key = config_.prefix + ":" + name, change = std::move(change)]() mutable {
-      if (state_ != State::up) return spdlog::warn("cluster: {} not updated: redis is unavailable", key);
-      command({"GET", key}, [this, key, change = std::move(change)](Result<Value> r) {
-        if (!r || r->kind == Value::Kind::error) return spdlog::warn("cluster: {} not updated: redis did not answer", key);
-        auto next = change(shared_text(*r));
-        if (!next) return;
-        if (next->size() > kMaxSharedDocumentBytes) return spdlog::warn("cluster: {} not updated: larger than 16 MiB", key);
-        command({"SET", key, std::move(*next)}, [](Result<Value>) {});
-      });
-    });
-  }
-
-  void publish(const std::string& channel, std::string text) {
-    asio::post(io_, [this, channel = config_.prefix + ":" + channel, text = std::move(text)]() mutable {
-      if (state_ == State::up) command({"PUBLISH", channel, std::move(text)}, [](Result<Value>) {});
-    });
-  }
-
   Stats stats() const {
     Stats s;
     s.connected = up_.load(std::memory_order_relaxed);
@@ -202,10 +162,8 @@ class Cluster::Node {
   }
 
   void subscribe(uint64_t gen) {
-    std::vector<std::string> channels{messages_channel_, settings_channel_};
-    for (const auto& c : handlers_.note_channels) channels.push_back(config_.prefix + ":" + c);
     sub_->subscribe(
-        channels,
+        {messages_channel_, settings_channel_},
         [this](std::string_view channel, std::string_view body) { on_message(channel, body); },
         [this, gen](const Status& s) {
           if (gen != generation_ || stopping_) return;
@@ -362,12 +320,6 @@ class Cluster::Node {
       if (handlers_.message) handlers_.message(*m);
       return;
     }
-    if (channel.size() > config_.prefix.size() + 1 && channel.starts_with(config_.prefix) && channel[config_.prefix.size()] == ':' &&
-        channel != settings_channel_) {
-      std::string name(channel.substr(config_.prefix.size() + 1));
-      if (handlers_.note) handlers_.note(name, body);
-      return;
-    }
     if (channel == settings_channel_) {
       auto by = settings_note_author(body);
       if (!by || *by == config_.node_id) return;
@@ -424,13 +376,6 @@ void Cluster::publish_settings(std::string document) { node_->publish_settings(s
 void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {
   node_->claim_nonce(nonce, std::move(done));
 }
-void Cluster::read_shared(const std::string& name, std::function<void(Result<std::string>)> done) {
-  node_->read_shared(name, std::move(done));
-}
-void Cluster::change_shared(const std::string& name, std::function<std::optional<std::string>(const std::string&)> change) {
-  node_->change_shared(name, std::move(change));
-}
-void Cluster::publish(const std::string& channel, std::string text) { node_->publish(channel, std::move(text)); }
 Cluster::Stats Cluster::stats() const { return node_->stats(); }
 
 }  // namespace siomq::cluster

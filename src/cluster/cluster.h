@@ -23,8 +23,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <vector>
 
 #include "cluster/cluster_config.h"
 #include "cluster/link.h"
@@ -43,9 +41,6 @@ class Cluster final : public Link {
     std::function<void(const std::string& document)> adopt_settings;
     // This node's document, published when the cluster holds none yet; on the cluster thread.
     std::function<std::string()> local_settings;
-    // A note on one of `note_channels` (the part after the prefix) from another node; on the cluster thread.
-    std::function<void(const std::string& channel, std::string_view text)> note;
-    std::vector<std::string> note_channels;
   };
   struct Stats {
     bool connected = false;
@@ -70,9 +65,6 @@ class Cluster final : public Link {
 
   void relay(RelayedMessage m) override;
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
-  void read_shared(const std::string& name, std::function<void(Result<std::string>)> done) override;
-  void change_shared(const std::string& name, std::function<std::optional<std::string>(const std::string&)> change) override;
-  void publish(const std::string& channel, std::string text) override;
   // Publishes this node's whole settings document after a change made here (not for adopted ones).
   void publish_settings(std::string document);
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <functional>
-#include <optional>
 #include <string>
 
 #include "cluster/relay_message.h"
@@ -21,14 +20,6 @@ class Link {
   // Claims a manager proof's nonce for the whole cluster: Ok the first time anywhere, 401 after, 503 when
   // Redis cannot say.
   virtual void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) = 0;
-  // A JSON document shared by read-modify-write under <prefix>:<name> (§10's authreqs): its text ("{}"
-  // when absent or unreadable), or 503 when Redis cannot be read.
-  virtual void read_shared(const std::string& name, std::function<void(Result<std::string>)> done) = 0;
-  // Reads it, applies `change` (nullopt: nothing to write) and writes the result back. Across nodes the
-  // last writer wins, as in the reference.
-  virtual void change_shared(const std::string& name, std::function<std::optional<std::string>(const std::string&)> change) = 0;
-  // PUBLISH on <prefix>:<channel>.
-  virtual void publish(const std::string& channel, std::string text) = 0;
 };
 
 }  // namespace siomq::cluster
