@@ -73,7 +73,9 @@ class Cluster::Node {
   }
 
   void stop() {
-    if (!thread_.joinable()) return;
+    // The handlers hold the surfaces' context, which holds this cluster: dropping them once the thread
+    // is gone breaks that cycle (else the whole node leaks at exit).
+    if (!thread_.joinable()) return void(handlers_ = {});
     asio::post(io_, [this] {
       stopping_ = true;
       retry_timer_.cancel();
@@ -85,6 +87,7 @@ class Cluster::Node {
       guard_.reset();
     });
     thread_.join();
+    handlers_ = {};
   }
 
   void relay(RelayedMessage m) {
