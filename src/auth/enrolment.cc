@@ -73,6 +73,11 @@ Result<AuthorizationRequest> Enrolment::decide(const std::string& request_id, bo
   return make_error("Pending authorization request not found", 404);
 }
 
+void Enrolment::withdraw(const std::string& request_id) {
+  std::lock_guard lock(mu_);
+  requests_.remove_if([&](const AuthorizationRequest& r) { return r.request_id == request_id; });
+}
+
 void Enrolment::remove_realm(const std::string& realm) {
   std::lock_guard lock(mu_);
   requests_.remove_if([&](const AuthorizationRequest& r) { return r.realm == realm; });

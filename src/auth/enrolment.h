@@ -52,6 +52,8 @@ class Enrolment {
   // Decides a pending request (404 "Pending authorization request not found" otherwise).
   Result<AuthorizationRequest> decide(const std::string& request_id, bool approved, const std::string& role,
                                       std::optional<std::string> reason, int64_t now_ms);
+  // Drops a pending request without a decision (its filing failed elsewhere).
+  void withdraw(const std::string& request_id);
   // A removed realm's requests go with it.
   void remove_realm(const std::string& realm);
   size_t pending_count();

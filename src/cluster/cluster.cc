@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -42,6 +43,19 @@ constexpr auto kFirstRetry = 250ms;
 constexpr auto kMaxRetry = 2000ms;
 // A claimed nonce lives as long as a proof could still be accepted (±5 min), twice over (§8.1).
 constexpr const char* kNonceTtlMs = "600000";
+// Document changes waiting their turn on this node, and how often one is tried against other nodes'.
+constexpr size_t kMaxQueuedChanges = 1000;
+constexpr int kMaxChangeAttempts = 8;
+
+// The settings document, its revision and the change note in one step, so that whatever this node
+// publishes after a settings change (a decided enrolment request) reaches peers after the change's note.
+constexpr const char* kPublishSettingsScript =
+    "redis.call('SET', KEYS[1], ARGV[1]) "
+    "local rev = redis.call('INCR', KEYS[2]) "
+    "redis.call('PUBLISH', KEYS[3], '{\"revision\":' .. rev .. ARGV[2]) "
+    "return rev";
+
+Error unavailable() { return make_error("the cluster's store (redis) is unavailable; retry later", 503); }
 
 }  // namespace
 
@@ -119,13 +133,36 @@ class Cluster::Node {
 
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {
     asio::post(io_, [this, key = config_.prefix + ":nonce:" + nonce, done = std::move(done)]() mutable {
-      if (state_ != State::up) return done(make_error("the cluster's store (redis) is unavailable; retry later", 503));
+      if (state_ != State::up) return done(unavailable());
       command({"SET", key, "1", "NX", "PX", kNonceTtlMs}, [done = std::move(done)](Result<Value> r) {
-        if (!r || r->kind == Value::Kind::error)
-          return done(make_error("the cluster's store (redis) is unavailable; retry later", 503));
+        if (!r || r->kind == Value::Kind::error) return done(unavailable());
         if (r->is_ok()) return done(Ok{});
         done(make_error("Manager proof nonce was already used", 401));
       });
+    });
+  }
+
+  void read_document(const std::string& name, Link::Read done) {
+    asio::post(io_, [this, key = config_.prefix + ":" + name, done = std::move(done)]() mutable {
+      if (state_ != State::up) return done(unavailable());
+      command({"GET", key}, [done = std::move(done)](Result<Value> r) {
+        if (!r || (r->kind != Value::Kind::nil && r->kind != Value::Kind::string)) return done(unavailable());
+        done(r->kind == Value::Kind::nil ? std::nullopt : std::optional<std::string>(std::move(r->text)));
+      });
+    });
+  }
+
+  void change_document(const std::string& name, Link::Change change, std::function<void(const Status&)> done) {
+    asio::post(io_, [this, c = DocumentChange{config_.prefix + ":" + name, std::move(change), std::move(done)}]() mutable {
+      if (changes_.size() >= kMaxQueuedChanges) return c.done(make_error("too many changes wait for redis; retry later", 503));
+      changes_.push_back(std::move(c));
+      if (changes_.size() == 1) next_change();
+    });
+  }
+
+  void publish(const std::string& channel, std::string text) {
+    asio::post(io_, [this, channel = config_.prefix + ":" + channel, text = std::move(text)]() mutable {
+      if (state_ == State::up) command({"PUBLISH", channel, std::move(text)}, [](Result<Value>) {});
     });
   }
 
@@ -165,8 +202,10 @@ class Cluster::Node {
   }
 
   void subscribe(uint64_t gen) {
+    std::vector<std::string> channels{messages_channel_, settings_channel_};
+    for (const auto& c : handlers_.note_channels) channels.push_back(config_.prefix + ":" + c);
     sub_->subscribe(
-        {messages_channel_, settings_channel_},
+        std::move(channels),
         [this](std::string_view channel, std::string_view body) { on_message(channel, body); },
         [this, gen](const Status& s) {
           if (gen != generation_ || stopping_) return;
@@ -296,15 +335,57 @@ class Cluster::Node {
     if (!pending_settings_) return;
     std::string doc = encode_shared_settings(*pending_settings_, config_.node_id, unix_ms());
     pending_settings_.reset();
-    const std::string prefix = config_.prefix;
-    command({"SET", prefix + ":settings", std::move(doc)}, [this, prefix, gen = generation_](Result<Value> r) {
-      if (gen != generation_) return;
-      if (!r || r->kind == Value::Kind::error) return spdlog::warn("cluster: settings not published: {}", r ? r->text : r.error().message);
-      command({"INCR", prefix + ":settings:rev"}, [this, gen](Result<Value> rev) {
-        if (gen != generation_ || !rev || rev->kind != Value::Kind::integer) return;
-        command({"PUBLISH", settings_channel_, encode_settings_note(rev->integer, config_.node_id)}, [](Result<Value>) {});
+    const std::string& prefix = config_.prefix;
+    command({"EVAL", kPublishSettingsScript, "3", prefix + ":settings", prefix + ":settings:rev", settings_channel_,
+             std::move(doc), settings_note_tail(config_.node_id)},
+            [](Result<Value> r) {
+              if (!r || r->kind != Value::Kind::integer)
+                spdlog::warn("cluster: settings not published: {}", r ? r->text : r.error().message);
+            });
+  }
+
+  // One change of a shared document at a time: WATCH the key, read it, and write the changed text in a
+  // MULTI/EXEC that Redis refuses when another node wrote the key in between (then: again, from the read).
+  // MULTI, SET and EXEC go out in one turn of this thread, so no other command of ours falls inside.
+  struct DocumentChange {
+    std::string key;
+    Link::Change change;
+    std::function<void(const Status&)> done;
+    int attempts = 0;
+  };
+
+  void next_change() {
+    if (changes_.empty()) return;
+    if (state_ != State::up) return finish_change(unavailable());
+    const std::string key = changes_.front().key;
+    command({"WATCH", key}, [](Result<Value>) {});
+    command({"GET", key}, [this, gen = generation_](Result<Value> r) {
+      if (gen != generation_ || !r || (r->kind != Value::Kind::nil && r->kind != Value::Kind::string))
+        return finish_change(unavailable());
+      DocumentChange& c = changes_.front();
+      auto changed = c.change(r->kind == Value::Kind::nil ? std::nullopt : std::optional<std::string>(std::move(r->text)));
+      if (!changed) {
+        command({"UNWATCH"}, [](Result<Value>) {});
+        return finish_change(changed.error());
+      }
+      command({"MULTI"}, [](Result<Value>) {});
+      command({"SET", c.key, std::move(*changed)}, [](Result<Value>) {});
+      command({"EXEC"}, [this, gen](Result<Value> done) {
+        if (gen != generation_ || !done || done->kind == Value::Kind::error) return finish_change(unavailable());
+        if (done->kind != Value::Kind::nil) return finish_change(Ok{});
+        // Another node changed the document since our read: read it again, a bounded number of times.
+        if (++changes_.front().attempts < kMaxChangeAttempts) return next_change();
+        finish_change(make_error("the cluster's document keeps changing; retry later", 503));
       });
     });
+  }
+
+  // Ends the change in front and starts the next one on a later turn (no recursion down a long queue).
+  void finish_change(const Status& s) {
+    auto done = std::move(changes_.front().done);
+    changes_.pop_front();
+    done(s);
+    if (!changes_.empty()) asio::post(io_, [this] { next_change(); });
   }
 
   void adopt(const std::string& document) {
@@ -330,7 +411,15 @@ class Cluster::Node {
         if (!r || r->kind != Value::Kind::string) return;
         if (auto shared = decode_shared_settings(r->text); shared && shared->node_id != config_.node_id) adopt(shared->document);
       });
+      return;
     }
+    // A note: handed over after a round trip, so that what was sent before it (the GET of a changed
+    // settings document, just above) has been answered and applied.
+    if (!handlers_.note || body.size() > kMaxNoteBytes) return;
+    std::string name(channel.substr(std::min(channel.size(), config_.prefix.size() + 1)));
+    command({"PING"}, [this, name = std::move(name), text = std::string(body)](Result<Value> r) {
+      if (r && handlers_.note) handlers_.note(name, text);
+    });
   }
 
   ClusterConfig& config_;
@@ -352,6 +441,7 @@ class Cluster::Node {
   std::chrono::steady_clock::time_point ping_sent_;
   size_t unanswered_ = 0;
   std::optional<std::string> pending_settings_;
+  std::deque<DocumentChange> changes_;  // the front one is running
   std::string messages_channel_, settings_channel_;
   // Any thread:
   std::atomic<bool> up_{false};
@@ -379,6 +469,11 @@ void Cluster::publish_settings(std::string document) { node_->publish_settings(s
 void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {
   node_->claim_nonce(nonce, std::move(done));
 }
+void Cluster::read_document(const std::string& name, Read done) { node_->read_document(name, std::move(done)); }
+void Cluster::change_document(const std::string& name, Change change, std::function<void(const Status&)> done) {
+  node_->change_document(name, std::move(change), std::move(done));
+}
+void Cluster::publish(const std::string& channel, std::string text) { node_->publish(channel, std::move(text)); }
 Cluster::Stats Cluster::stats() const { return node_->stats(); }
 
 }  // namespace siomq::cluster

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster_config.h"
 #include "cluster/link.h"
@@ -41,6 +42,11 @@ class Cluster final : public Link {
     std::function<void(const std::string& document)> adopt_settings;
     // This node's document, published when the cluster holds none yet; on the cluster thread.
     std::function<std::string()> local_settings;
+    // A note on one of `note_channels` (<c>:<channel>, e.g. "authreq:decided"), at most kMaxNoteBytes,
+    // on the cluster thread. Handed over only once every command sent before it arrived has been
+    // answered: a settings change announced before the note has been adopted by then.
+    std::vector<std::string> note_channels;
+    std::function<void(const std::string& channel, const std::string& text)> note;
   };
   struct Stats {
     bool connected = false;
@@ -65,6 +71,9 @@ class Cluster final : public Link {
 
   void relay(RelayedMessage m) override;
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
+  void read_document(const std::string& name, Read done) override;
+  void change_document(const std::string& name, Change change, std::function<void(const Status&)> done) override;
+  void publish(const std::string& channel, std::string text) override;
   // Publishes this node's whole settings document after a change made here (not for adopted ones).
   void publish_settings(std::string document);
 

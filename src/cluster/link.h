@@ -3,13 +3,18 @@
 // Every member may be called from any thread; callbacks run on the cluster's thread.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "cluster/relay_message.h"
 #include "wire/result.h"
 
 namespace siomq::cluster {
+
+// The largest note (a message on one of the cluster's note channels) a node reads.
+inline constexpr size_t kMaxNoteBytes = size_t{1} << 20;
 
 class Link {
  public:
@@ -20,6 +25,20 @@ class Link {
   // Claims a manager proof's nonce for the whole cluster: Ok the first time anywhere, 401 after, 503 when
   // Redis cannot say.
   virtual void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) = 0;
+
+  // The documents the nodes share (tyo-mq §10: "authreqs", "e2eekeys"), JSON texts at <c>:<name>.
+  // Reads one: nullopt when it does not exist; 503 when Redis cannot say.
+  using Read = std::function<void(Result<std::optional<std::string>>)>;
+  virtual void read_document(const std::string& name, Read done) = 0;
+  // Changes one against every node at once (a Redis transaction, retried when another node changed it
+  // meanwhile): `change` gets the current text and returns the new one, or an error that ends the change
+  // with nothing written. Changes from this node run one at a time, in call order. 503 when Redis
+  // cannot take it (nothing was written, or a retry could not tell).
+  using Change = std::function<Result<std::string>(const std::optional<std::string>& current)>;
+  virtual void change_document(const std::string& name, Change change, std::function<void(const Status&)> done) = 0;
+  // Publishes `text` on <c>:<channel>, after whatever this node sent before it (a change of the
+  // settings included). Dropped while Redis is away.
+  virtual void publish(const std::string& channel, std::string text) = 0;
 };
 
 }  // namespace siomq::cluster

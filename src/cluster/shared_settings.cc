@@ -35,7 +35,11 @@ std::optional<SharedSettings> decode_shared_settings(std::string_view text) {
 }
 
 std::string encode_settings_note(int64_t revision, std::string_view node_id) {
-  std::string out = "{\"revision\":" + std::to_string(revision) + ",\"node_id\":";
+  return "{\"revision\":" + std::to_string(revision) + settings_note_tail(node_id);
+}
+
+std::string settings_note_tail(std::string_view node_id) {
+  std::string out = ",\"node_id\":";
   sio::append_json_string(out, node_id);
   out.push_back('}');
   return out;

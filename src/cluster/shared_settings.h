@@ -27,6 +27,9 @@ std::optional<SharedSettings> decode_shared_settings(std::string_view text);
 
 // The <c>:settings:changed note.
 std::string encode_settings_note(int64_t revision, std::string_view node_id);
+// What follows the revision in that note (`,"node_id":N}`): the script that publishes the settings
+// writes the note itself, with the revision it got (Cluster).
+std::string settings_note_tail(std::string_view node_id);
 // The node that wrote a note; nullopt when the note is not one.
 std::optional<std::string> settings_note_author(std::string_view text);
 

@@ -30,6 +30,7 @@
 #include "surfaces/http/sse_history.h"
 #include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/delivery.h"
+#include "surfaces/tyo_mq/enrolment.h"
 #include "surfaces/tyo_mq/produce_chunks.h"
 #include "surfaces/tyo_mq/publish.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
@@ -167,6 +168,10 @@ void Server::join_cluster() {
       spdlog::error("cluster: keeping this node's settings; the cluster's cannot be used: {}", s.error().message);
   };
   handlers.local_settings = [this] { return live_.document().dump(); };
+  handlers.note_channels = {surfaces::kDecisionChannel};
+  handlers.note = [ctx](const std::string& channel, const std::string& text) {
+    if (channel == surfaces::kDecisionChannel) surfaces::on_decision_note(*ctx, text);
+  };
   // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope.
   const size_t max_relayed = std::max(settings_.transport.max_payload, surfaces::kMaxTransferBytesPerSocket) + 64 * 1024;
   cluster_ = std::make_shared<cluster::Cluster>(config, std::move(handlers), max_relayed);

@@ -1,14 +1,15 @@
 // Several siomq nodes on one Redis (tyo-mq §10, docs/scale-out.md): live messages relayed between nodes,
 // broadcasts re-run on each node, the settings document shared (last writer wins, a late node adopts
-// it), a manager proof's nonce used once in the whole cluster, a reference (Node.js tyo-mq) node on the
+// it), a manager proof's nonce used once in the whole cluster, enrolment requests filed, polled and
+// decided from any node, a reference (Node.js tyo-mq) node on the
 // same keys — played by this test from §10's shapes — and Redis going away, or being cut off, and coming
 // back. Needs SIOMQ_TEST_REDIS_URL (the test script starts one) and redis-server on the PATH.
 'use strict';
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { connectV4, once: onceArgs, waitFor, TIME_SCALE } = require('./lib/clients');
-const { manage, authenticate } = require('./lib/tyo_auth');
+const { connectV4, emitAck, once: onceArgs, waitFor, TIME_SCALE } = require('./lib/clients');
+const { manage, authenticate, signedAck, sha256 } = require('./lib/tyo_auth');
 const { redis, subscriber } = require('./lib/redis');
 const { clusterPrefix, startNode, privateRedis, pausableProxy, delay } = require('./lib/cluster');
 
@@ -193,6 +194,99 @@ test('a reference node on the same keys: its messages reach siomq subscribers, o
     await a.stop();
   });
 
+test('enrolment across nodes: filed on A, polled on B, decided on C; the requester hears of it once its token works on A; a reference node\'s requests and decisions interoperate',
+  { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
+    const settings = {
+      auth: {
+        enabled: true, tokens: [{ token: ADMIN, realm: '*', role: 'admin' }],
+        realms: { default: { required: false }, shop: { required: true, manager_key: 'shop-manager' } },
+      },
+    };
+    const { prefix, nodes: [a, b, c] } = await threeNodes(t, settings);
+    const readDoc = async () => JSON.parse((await redis(REDIS_URL, ['GET', `${prefix}:authreqs`]))[0] || '{}');
+    const notes = await subscriber(REDIS_URL, [`${prefix}:authreq:decided`]);
+    t.after(() => notes.close());
+    // The requester on A; the moment it hears of the approval, it authenticates with its token on A.
+    const requester = await client(t, a);
+    const heard = new Promise((resolve) => requester.once('AUTHORIZATION_APPROVED', async (m) => {
+      const s = await connectV4(a.url, { transports: ['websocket'] });
+      try { resolve({ m, auth: await authenticate(s, { token: 'tok-1' }) }); } finally { s.close(); }
+    }));
+    const request = { realm: 'shop', client_id: 'dev-1', client_name: 'phone', client_token: 'tok-1', role: 'consumer',
+      challenge_response: { code: [1, 2] } };
+    const [filed] = await emitAck(requester, 'AUTHORIZATION_REQUEST', request);
+    assert.equal(filed.ok, true, JSON.stringify(filed));
+    // In Redis, in the reference's shape: the whole request, where its requester is included.
+    const stored = (await readDoc())[filed.request_id];
+    assert.equal(stored.status, 'pending');
+    assert.equal(stored.client_token, 'tok-1');
+    assert.equal(stored.client_token_hash, sha256('tok-1'));
+    assert.deepEqual(stored.challenge_response, { code: [1, 2] });
+    assert.equal(stored.node_id, 'node-a');
+    assert.equal(typeof stored.socket_id, 'string');
+    assert.ok(!Number.isNaN(Date.parse(stored.created_at)));
+    // The realm's manager polls on B: the request, never its token.
+    const mgrB = await client(t, b);
+    const next = await signedAck(mgrB, 'AUTHORIZATION_NEXT', { realm: 'shop' }, 'shop-manager');
+    assert.equal(next.ok, true, JSON.stringify(next));
+    assert.equal(next.request.request_id, filed.request_id);
+    assert.equal(next.request.client_token_hash, sha256('tok-1'));
+    assert.equal(next.request.client_token, undefined);
+    // And decides on C; a second decision (on B) finds nothing pending.
+    const mgrC = await client(t, c);
+    const decided = await signedAck(mgrC, 'AUTHORIZATION_DECIDE', { request_id: filed.request_id, approved: true }, 'shop-manager');
+    assert.equal(decided.ok, true, JSON.stringify(decided));
+    assert.equal(decided.request.status, 'approved');
+    const again = await signedAck(mgrB, 'AUTHORIZATION_DECIDE', { request_id: filed.request_id, approved: false }, ADMIN);
+    assert.deepEqual(again, { ok: false, code: 404, message: 'Pending authorization request not found' });
+    const { m, auth } = await heard;
+    assert.deepEqual(m, { request_id: filed.request_id, realm: 'shop', role: 'consumer' });
+    assert.equal(auth.event, 'AUTH_OK', JSON.stringify(auth));
+    assert.equal((await readDoc())[filed.request_id].status, 'approved');
+    await waitFor(() => notes.messages.length === 1, CROSS_MS, 'the decision note');
+    const note = JSON.parse(notes.messages[0].message);
+    assert.equal(note.node_id, 'node-c');
+    assert.equal(note.request.request_id, filed.request_id);
+    assert.equal(note.request.node_id, 'node-a');
+
+    // A reference node's request (written as it writes one) is polled and rejected here; the note says so.
+    const refRequest = {
+      request_id: 'authreq-ref-1', status: 'pending', realm: 'shop', role: 'producer', client_id: 'dev-ref', client_name: 'ref',
+      client_token: 'tok-ref', client_token_hash: sha256('tok-ref'), challenge_response: null,
+      created_at: new Date().toISOString(), socket_id: 'ref-socket', node_id: 'ref-1',
+    };
+    const doc = await readDoc();
+    doc[refRequest.request_id] = refRequest;
+    await redis(REDIS_URL, ['SET', `${prefix}:authreqs`, JSON.stringify(doc)]);
+    const refNext = await signedAck(mgrB, 'AUTHORIZATION_NEXT', {}, ADMIN);
+    assert.equal(refNext.request.request_id, 'authreq-ref-1');
+    const rejected = await signedAck(mgrB, 'AUTHORIZATION_DECIDE', { request_id: 'authreq-ref-1', approved: false, reason: 'unknown device' }, ADMIN);
+    assert.equal(rejected.request.status, 'rejected');
+    await waitFor(() => notes.messages.length === 2, CROSS_MS, 'the second decision note');
+    const refNote = JSON.parse(notes.messages[1].message);
+    assert.equal(refNote.node_id, 'node-b');
+    assert.deepEqual({ ...refNote.request, decided_at: undefined },
+      { ...refRequest, status: 'rejected', decision_reason: 'unknown device', decided_at: undefined });
+
+    // A reference node decides a request filed on B: it adds the token (SET, INCR, PUBLISH) and announces.
+    const requester2 = await client(t, b);
+    const told = new Promise((resolve) => requester2.once('AUTHORIZATION_APPROVED', resolve));
+    const [filed2] = await emitAck(requester2, 'AUTHORIZATION_REQUEST', { realm: 'shop', client_id: 'dev-2', client_name: 'tablet', client_token: 'tok-2' });
+    assert.equal(filed2.ok, true, JSON.stringify(filed2));
+    const doc2 = await readDoc();
+    Object.assign(doc2[filed2.request_id], { status: 'approved', role: 'consumer', decided_at: new Date().toISOString(), decision_reason: null });
+    await redis(REDIS_URL, ['SET', `${prefix}:authreqs`, JSON.stringify(doc2)]);
+    const current = JSON.parse((await redis(REDIS_URL, ['GET', `${prefix}:settings`]))[0]).settings;
+    current.auth.tokens.push({ token: 'tok-2', realm: 'shop', role: 'consumer', client_id: 'dev-2' });
+    await redis(REDIS_URL, ['SET', `${prefix}:settings`, JSON.stringify({ settings: current, node_id: 'ref-1', updated_at: new Date().toISOString() })]);
+    const [rev] = await redis(REDIS_URL, ['INCR', `${prefix}:settings:rev`]);
+    await redis(REDIS_URL, ['PUBLISH', `${prefix}:settings:changed`, JSON.stringify({ revision: rev, node_id: 'ref-1' })],
+      ['PUBLISH', `${prefix}:authreq:decided`, JSON.stringify({ node_id: 'ref-1', request: doc2[filed2.request_id] })]);
+    assert.deepEqual(await told, { request_id: filed2.request_id, realm: 'shop', role: 'consumer' });
+    assert.equal((await authenticate(await client(t, b), { token: 'tok-2' })).event, 'AUTH_OK');
+    for (const n of [a, b, c]) await n.stop();
+  });
+
 test('redis goes away and comes back: each node keeps serving its own clients, says so once, and relays again',
   async (t) => {
     const r = await privateRedis(t);
@@ -237,6 +331,9 @@ test('a node cut off from redis (the connection stays open, nothing flows) notic
     const s = await client(t, a);
     const reply = await manage(s, { command: 'get' }, ADMIN);
     assert.deepEqual(reply, { ok: false, code: 503, message: "the cluster's store (redis) is unavailable; retry later" });
+    // So is an enrolment request: filed only where every node's managers can see it.
+    const [filed] = await emitAck(s, 'AUTHORIZATION_REQUEST', { realm: 'r', client_id: 'c', client_name: 'n', client_token: 't' });
+    assert.deepEqual(filed, { ok: false, code: 503, message: "the cluster's store (redis) is unavailable; retry later" });
     proxy.resume();
     await a.waitForLog(/cluster: redis at \S+ is back/, 15000 * TIME_SCALE);
     const [p, c] = [await client(t, a), await client(t, b)];

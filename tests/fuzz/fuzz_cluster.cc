@@ -1,14 +1,18 @@
 // libFuzzer target for what a cluster's nodes read from Redis (src/cluster): relayed messages
-// (decode_relay), the shared settings document and its change note.
+// (decode_relay), the shared settings document and its change note, the shared authorization requests
+// and their decision note.
 //
 // Invariants: nothing crashes or takes more than linear time (-timeout); a message that decodes encodes
 // back to text that decodes to the same message (so a relayed message is passed on unchanged, whatever
-// node wrote it); a shared document's `settings` is valid JSON; a note's author round-trips.
+// node wrote it); a shared document's `settings` is valid JSON; a note's author round-trips; a requests
+// document that parses writes back valid JSON that parses to the same text, and stays so after a request
+// is filed and decided in it.
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "cluster/relay_message.h"
+#include "cluster/shared_requests.h"
 #include "cluster/shared_settings.h"
 #include "wire/js_json.h"
 
@@ -46,5 +50,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto author = settings_note_author(text)) {
     if (author->size() < 1000) check(settings_note_author(encode_settings_note(1, *author)) == *author);
   }
+  if (auto requests = SharedRequests::parse(std::string(text))) {
+    std::string once = requests->text();
+    check(static_cast<bool>(js::validate(once)));
+    auto again = SharedRequests::parse(once);
+    check(again && again->text() == once);
+    auth::AuthorizationRequest r;
+    r.request_id = "fuzz";
+    r.realm = r.role = r.client_id = r.client_name = r.client_token = "x";
+    if (requests->file(r, "s", "n", 0, 1'800'000'000'000)) check(static_cast<bool>(requests->decide("fuzz", true, "x", std::nullopt, 1'800'000'000'001)));
+    requests->next_public(std::nullopt);
+    check(static_cast<bool>(js::validate(requests->text())));
+  }
+  if (auto note = decode_decision_note(text, "own")) check(note->node_id.size() <= text.size());
   return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "broker/durable_queues.h"
 #include "broker/key_directory.h"
+#include "surfaces/tyo_mq/enrolment.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
 #include "wire/log_text.h"
 
@@ -51,7 +52,7 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
     if (closed.insert(e->socket_id()).second) e->close();
   }
   d.disconnected_sockets = closed.size();
-  ctx.enrolment.remove_realm(realm);
+  forget_requests(ctx, realm);
   // Its E2EE directories go with it (the new realm of the same name starts with none).
   ctx.keys.purge_realm(realm, [realm](const Status& st) {
     if (!st) spdlog::error("removing realm '{}': its key directory could not be deleted: {}", log_text(realm), st.error().message);

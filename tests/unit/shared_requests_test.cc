@@ -1,0 +1,153 @@
+// The enrolment requests a cluster shares (tyo-mq §10 <c>:authreqs, cluster/shared_requests.h): filed in
+// the reference's shape, superseded, capped, polled oldest first, decided once, pruned; a reference
+// node's entries read; junk in Redis refused or left alone, never trusted.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "auth/hmac.h"
+#include "cluster/shared_requests.h"
+
+namespace siomq::cluster {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kNow = 1'800'000'000'000;
+
+auth::AuthorizationRequest request(const std::string& id, const std::string& realm, const std::string& client) {
+  auth::AuthorizationRequest r;
+  r.request_id = id;
+  r.realm = realm;
+  r.role = "consumer";
+  r.client_id = client;
+  r.client_name = "phone";
+  r.client_token = "tok-" + client;
+  r.challenge_response_json = R"({"code":[1,2]})";
+  return r;
+}
+
+SharedRequests parsed(const std::optional<std::string>& text) {
+  auto doc = SharedRequests::parse(text);
+  EXPECT_TRUE(doc) << (doc ? "" : doc.error().message);
+  return doc ? std::move(*doc) : SharedRequests();
+}
+
+TEST(SharedRequests, FilesInTheReferenceShapeAndPollsOldestFirst) {
+  SharedRequests doc = parsed(std::nullopt);
+  ASSERT_TRUE(doc.file(request("r1", "shop", "a"), "sock-1", "node-a", 0, kNow));
+  ASSERT_TRUE(doc.file(request("r2", "shop", "b"), "sock-2", "node-b", 0, kNow + 5));
+  json stored = json::parse(doc.text())["r1"];
+  EXPECT_EQ(stored, (json{{"request_id", "r1"},
+                          {"status", "pending"},
+                          {"realm", "shop"},
+                          {"role", "consumer"},
+                          {"client_id", "a"},
+                          {"client_name", "phone"},
+                          {"client_token", "tok-a"},
+                          {"client_token_hash", auth::sha256_hex("tok-a")},
+                          {"challenge_response", {{"code", {1, 2}}}},
+                          {"created_at", "2027-01-15T08:00:00.000Z"},
+                          {"socket_id", "sock-1"},
+                          {"node_id", "node-a"}}));
+  json next = parsed(doc.text()).next_public(std::nullopt);
+  EXPECT_EQ(next["request_id"], "r1");
+  EXPECT_FALSE(next.contains("client_token"));
+  EXPECT_FALSE(next.contains("socket_id"));
+  EXPECT_EQ(next["client_token_hash"], auth::sha256_hex("tok-a"));
+  EXPECT_EQ(doc.next_public(std::string("other")), json());
+}
+
+TEST(SharedRequests, SupersedesTheSameClientsPendingRequestAndKeepsTheCaps) {
+  SharedRequests doc = parsed(std::nullopt);
+  ASSERT_TRUE(doc.file(request("r1", "shop", "a"), "s", "n", 0, kNow));
+  ASSERT_TRUE(doc.file(request("r2", "shop", "a"), "s", "n", 0, kNow + 1));
+  EXPECT_EQ(json::parse(doc.text())["r1"]["status"], "superseded");
+  EXPECT_FALSE(doc.pending("r1"));
+  EXPECT_TRUE(doc.pending("r2"));
+  for (size_t i = 1; i < auth::kMaxPendingPerRealm; ++i)
+    ASSERT_TRUE(doc.file(request("x" + std::to_string(i), "shop", "c" + std::to_string(i)), "s", "n", 0, kNow));
+  auto full = doc.file(request("over", "shop", "new"), "s", "n", 0, kNow);
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().code, 429);
+  // Another realm has room until the server-wide cap (here 101).
+  EXPECT_TRUE(doc.file(request("y", "other", "c"), "s", "n", 101, kNow));
+  EXPECT_EQ(doc.file(request("z", "other", "d"), "s", "n", 101, kNow).error().code, 429);
+}
+
+TEST(SharedRequests, DecidesOnceAndKeepsTheDecisionForADay) {
+  SharedRequests doc = parsed(std::nullopt);
+  ASSERT_TRUE(doc.file(request("r1", "shop", "a"), "sock", "node-a", 0, kNow));
+  auto d = doc.decide("r1", true, "producer", std::string("ok"), kNow + 10);
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->request.status, "approved");
+  EXPECT_EQ(d->request.role, "producer");
+  EXPECT_EQ(d->request.node_id, "node-a");
+  EXPECT_EQ(d->request.socket_id, "sock");
+  EXPECT_EQ(d->stored["decision_reason"], "ok");
+  EXPECT_EQ(d->shown["decided_at"], "2027-01-15T08:00:00.010Z");
+  EXPECT_EQ(doc.decide("r1", false, "", std::nullopt, kNow).error().code, 404);
+  EXPECT_EQ(doc.decide("nope", false, "", std::nullopt, kNow).error().code, 404);
+  // The decision note carries the stored request; its own node skips it.
+  std::string note = encode_decision_note("node-b", d->stored);
+  auto read = decode_decision_note(note, "node-a");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->request_id, "r1");
+  EXPECT_EQ(read->decision_reason, "ok");
+  EXPECT_FALSE(decode_decision_note(note, "node-b"));
+  // A day later the next filing drops it.
+  ASSERT_TRUE(doc.file(request("r2", "shop", "b"), "s", "n", 0, kNow + kKeepDecidedMs + 11));
+  EXPECT_FALSE(json::parse(doc.text()).contains("r1"));
+}
+
+TEST(SharedRequests, ReadsAReferenceNodesEntriesAndLeavesJunkAlone) {
+  // Written by a reference node (null socket and node on a node without a cluster), beside junk.
+  std::string text = R"({"ref-1":{"request_id":"ref-1","status":"pending","realm":"shop","role":"both",)"
+                     R"("client_id":"c","client_name":"n","client_token":"t","client_token_hash":"h",)"
+                     R"("challenge_response":null,"created_at":"2027-01-15T07:00:00.000Z","socket_id":null,"node_id":null},)"
+                     R"("junk":5,"half":{"request_id":"half","status":"pending","realm":7}})";
+  SharedRequests doc = parsed(text);
+  auto r = doc.pending("ref-1");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->node_id, "");
+  EXPECT_FALSE(doc.pending("half"));
+  EXPECT_FALSE(doc.pending("junk"));
+  EXPECT_EQ(doc.next_public(std::nullopt)["request_id"], "ref-1");
+  ASSERT_TRUE(doc.file(request("r2", "shop", "b"), "s", "n", 0, kNow));
+  json after = json::parse(doc.text());
+  EXPECT_EQ(after["junk"], 5);
+  EXPECT_TRUE(after.contains("half"));
+  doc.remove_realm("shop");
+  EXPECT_FALSE(json::parse(doc.text()).contains("ref-1"));
+  EXPECT_FALSE(json::parse(doc.text()).contains("r2"));
+}
+
+TEST(SharedRequests, RefusesWhatItCannotReadRatherThanOverwriteIt) {
+  for (const std::string& bad : {std::string("not json"), std::string("[1,2]"), std::string("\"text\""), std::string(2000, '[') + std::string(2000, ']')}) {
+    auto doc = SharedRequests::parse(bad);
+    ASSERT_FALSE(doc) << bad.substr(0, 20);
+    EXPECT_EQ(doc.error().code, 503);
+  }
+  EXPECT_FALSE(SharedRequests::parse(std::string(kMaxDocumentBytes + 1, ' ')));
+  EXPECT_FALSE(decode_decision_note("{\"node_id\":\"x\"}", "y"));
+  EXPECT_FALSE(decode_decision_note("{\"node_id\":\"x\",\"request\":{\"request_id\":1}}", "y"));
+}
+
+TEST(SharedRequests, DropsTheOldestSettledRequestsToStayUnderTheEntryCap) {
+  json many = json::object();
+  for (size_t i = 0; i < kMaxEntries; ++i) {
+    std::string id = "old-" + std::to_string(100000 + i);
+    many[id] = {{"request_id", id}, {"status", "rejected"}, {"realm", "r"}, {"role", "both"}, {"client_id", id},
+                {"client_name", "n"}, {"client_token", "t"}, {"decided_at", "2027-01-15T07:00:00.000Z"}};
+  }
+  SharedRequests doc = parsed(many.dump());
+  ASSERT_TRUE(doc.file(request("new", "shop", "a"), "s", "n", 0, kNow));
+  json after = json::parse(doc.text());
+  EXPECT_EQ(after.size(), kMaxEntries);
+  EXPECT_TRUE(after.contains("new"));
+}
+
+}  // namespace
+}  // namespace siomq::cluster
