@@ -1,5 +1,6 @@
 #include "broker/directory_values.h"
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -174,6 +175,20 @@ std::string encode_bundle(const PrekeyBundle& b) {
   if (!b.one_time.empty()) out.pop_back();
   out.append("],\"updated_at\":" + std::to_string(b.updated_ms) + "}");
   return out;
+}
+
+Result<std::vector<PublicKey>> with_key(std::vector<PublicKey> keys, PublicKey key, size_t max_keys) {
+  auto same = std::find_if(keys.begin(), keys.end(), [&](const PublicKey& k) { return k.key_id == key.key_id; });
+  if (same != keys.end()) {
+    *same = std::move(key);
+    return keys;
+  }
+  if (keys.size() >= max_keys)
+    return make_error("identity has " + std::to_string(max_keys) +
+                          " published keys, the most allowed; re-publish one of their key_ids to replace it",
+                      429);
+  keys.push_back(std::move(key));
+  return keys;
 }
 
 std::string encode_keys(const std::vector<PublicKey>& keys) {

@@ -77,6 +77,10 @@ std::string encode_bundle(const PrekeyBundle& bundle);
 // kyber_prekey_sig — each "name":value followed by a comma.
 void append_bundle_fields(std::string& out, const PrekeyBundle& bundle);
 
+// `keys` with `key` published: it replaces the key of the same key_id, else joins them; 429 when that
+// would make more than `max_keys`.
+Result<std::vector<PublicKey>> with_key(std::vector<PublicKey> keys, PublicKey key, size_t max_keys);
+
 std::string encode_keys(const std::vector<PublicKey>& keys);
 Result<std::vector<PublicKey>> decode_keys(std::string_view value);
 

@@ -139,24 +139,40 @@ void KeyDirectory::undo(std::map<std::string, Entry<Value>> Realm::*table, const
 void KeyDirectory::publish_key(const std::string& realm, const std::string& identity, PublicKey key, Done done) {
   if (bad_realm(realm)) return done(bad_realm_error());
   std::unique_lock<std::recursive_mutex> lock(mu_);
+  std::vector<PublicKey> keys;
+  if (auto r = realms_.find(realm); r != realms_.end()) {
+    if (auto e = r->second.keys.find(identity); e != r->second.keys.end()) keys = e->second.value;
+  }
+  key.updated_ms = unix_ms();
+  auto published = with_key(std::move(keys), std::move(key), limits_.max_keys_per_identity);
+  if (!published) {
+    lock.unlock();
+    return done(published.error());
+  }
+  store_keys(lock, realm, identity, std::move(*published), std::move(done));
+}
+
+void KeyDirectory::replace_keys(const std::string& realm, const std::string& identity, std::vector<PublicKey> keys,
+                                Done done) {
+  if (bad_realm(realm)) return done(bad_realm_error());
+  if (keys.empty() || keys.size() > limits_.max_keys_per_identity)
+    return done(make_error("a key set holds 1 to " + std::to_string(limits_.max_keys_per_identity) + " keys", 400));
+  std::unique_lock<std::recursive_mutex> lock(mu_);
+  store_keys(lock, realm, identity, std::move(keys), std::move(done));
+}
+
+void KeyDirectory::store_keys(std::unique_lock<std::recursive_mutex>& lock, const std::string& realm,
+                              const std::string& identity, std::vector<PublicKey> keys, Done done) {
   std::optional<Entry<std::vector<PublicKey>>> before;
   if (auto r = realms_.find(realm); r != realms_.end()) {
     if (auto e = r->second.keys.find(identity); e != r->second.keys.end()) before = e->second;
   }
-  std::vector<PublicKey> keys = before ? before->value : std::vector<PublicKey>{};
-  const int64_t updated = unix_ms();
-  key.updated_ms = updated;
-  auto same = std::find_if(keys.begin(), keys.end(), [&](const PublicKey& k) { return k.key_id == key.key_id; });
-  if (same != keys.end()) {
-    *same = std::move(key);
-  } else if (keys.size() >= limits_.max_keys_per_identity) {
+  if (before && before->value == keys) {  // a copy from the cluster that changes nothing is not written again
     lock.unlock();
-    return done(make_error("identity has " + std::to_string(limits_.max_keys_per_identity) +
-                               " published keys, the most allowed; re-publish one of their key_ids to replace it",
-                           429));
-  } else {
-    keys.push_back(std::move(key));
+    return done(Ok{});
   }
+  int64_t updated = 0;
+  for (const auto& k : keys) updated = std::max(updated, k.updated_ms);
   std::string value = encode_keys(keys);
   const size_t bytes = entry_bytes(identity, value);
   if (auto room = check_room(realm, !before, before ? before->bytes : 0, bytes); !room) {

@@ -67,6 +67,9 @@ class KeyDirectory {
 
   // Publishes (or replaces, by key_id) one key of `identity`; its time is set here.
   void publish_key(const std::string& realm, const std::string& identity, PublicKey key, Done done);
+  // Sets the whole key set of `identity` (1 to max_keys_per_identity keys, their times kept): a cluster's
+  // node takes an identity's keys as the cluster's shared directory holds them.
+  void replace_keys(const std::string& realm, const std::string& identity, std::vector<PublicKey> keys, Done done);
   // The keys of `identity` (empty when none) as they were at the call, answered once every write
   // submitted before is done.
   void lookup_keys(const std::string& realm, const std::string& identity,
@@ -95,6 +98,7 @@ class KeyDirectory {
     size_t entries = 0, bytes = 0;
   };
   Stats stats() const;
+  const KeyDirectoryLimits& limits() const { return limits_; }
 
  private:
   template <class Value>
@@ -110,6 +114,9 @@ class KeyDirectory {
   };
 
   Status check_room(const std::string& realm, bool new_entry, size_t old_bytes, size_t new_bytes) const;
+  // Puts `keys` as the key set of `identity`, under `lock` (released early only when it refuses).
+  void store_keys(std::unique_lock<std::recursive_mutex>& lock, const std::string& realm, const std::string& identity,
+                  std::vector<PublicKey> keys, Done done);
   // Submits `ops` (under mu_) and counts them in flight until `then` has run.
   void submit(std::vector<store::Op> ops, std::function<void(const Status&)> then);
   // Unlocks `lock` and runs `then` once every write submitted so far is done (at once when none is in

@@ -230,6 +230,7 @@ class Cluster::Node {
         publish_pending_settings();
       }
       mark_synced();
+      if (handlers_.joined) handlers_.joined();
     });
   }
 

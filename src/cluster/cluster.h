@@ -47,6 +47,9 @@ class Cluster final : public Link {
     // answered: a settings change announced before the note has been adopted by then.
     std::vector<std::string> note_channels;
     std::function<void(const std::string& channel, const std::string& text)> note;
+    // Each time the node has (re)joined (subscribed, settings synced), on the cluster thread: what the
+    // node copies from the shared documents, in case it missed their notes.
+    std::function<void()> joined;
   };
   struct Stats {
     bool connected = false;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "auth/hmac.h"
+#include "cluster/document_json.h"
 #include "cluster/link.h"
 #include "wire/js_json.h"
 
@@ -11,13 +12,6 @@ namespace siomq::cluster {
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-const std::string* string_member(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
-}
 
 // When the request was decided or superseded (ISO 8601 text, which sorts as time does), else filed.
 std::string settled_at(const json& stored) {
@@ -83,7 +77,7 @@ Result<SharedRequests> SharedRequests::parse(const std::optional<std::string>& t
   return out;
 }
 
-std::string SharedRequests::text() const { return dump(doc_); }
+std::string SharedRequests::text() const { return document_text(doc_); }
 
 Status SharedRequests::file(const auth::AuthorizationRequest& r, const std::string& socket_id, const std::string& node_id,
                             size_t max_pending, int64_t now_ms) {
@@ -116,7 +110,7 @@ Status SharedRequests::file(const auth::AuthorizationRequest& r, const std::stri
                 {"socket_id", socket_id},
                 {"node_id", node_id}};
   // Room for it: the oldest settled requests go first; pending ones are never dropped.
-  const size_t needed = dump(entry).size() + r.request_id.size() + 8;
+  const size_t needed = document_text(entry).size() + r.request_id.size() + 8;
   std::vector<std::pair<std::string, std::string>> settled;  // (settled_at, id)
   for (auto& [id, stored] : doc_.items()) {
     if (stored.is_object() && !is_pending(stored)) settled.emplace_back(settled_at(stored), id);
@@ -125,7 +119,7 @@ Status SharedRequests::file(const auth::AuthorizationRequest& r, const std::stri
   size_t bytes = text().size();
   for (const auto& [when, id] : settled) {
     if (bytes + needed <= kMaxDocumentBytes && doc_.size() < kMaxEntries) break;
-    bytes -= std::min(bytes, dump(doc_[id]).size() + id.size() + 6);
+    bytes -= std::min(bytes, document_text(doc_[id]).size() + id.size() + 6);
     doc_.erase(id);
   }
   if (bytes + needed > kMaxDocumentBytes || doc_.size() >= kMaxEntries)
@@ -178,7 +172,7 @@ void SharedRequests::prune(int64_t now_ms) {
 }
 
 std::string encode_decision_note(const std::string& node_id, const json& request) {
-  return dump(json{{"node_id", node_id}, {"request", request}});
+  return document_text(json{{"node_id", node_id}, {"request", request}});
 }
 
 std::optional<SharedRequest> decode_decision_note(std::string_view text, const std::string& own_node) {

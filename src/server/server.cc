@@ -28,6 +28,7 @@
 #include "surfaces/http/metrics.h"
 #include "surfaces/http/http_publish.h"
 #include "surfaces/http/sse_history.h"
+#include "surfaces/tyo_mq/cluster_keys.h"
 #include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/enrolment.h"
@@ -168,10 +169,12 @@ void Server::join_cluster() {
       spdlog::error("cluster: keeping this node's settings; the cluster's cannot be used: {}", s.error().message);
   };
   handlers.local_settings = [this] { return live_.document().dump(); };
-  handlers.note_channels = {surfaces::kDecisionChannel};
+  handlers.note_channels = {surfaces::kDecisionChannel, surfaces::kKeysChannel};
   handlers.note = [ctx](const std::string& channel, const std::string& text) {
     if (channel == surfaces::kDecisionChannel) surfaces::on_decision_note(*ctx, text);
+    if (channel == surfaces::kKeysChannel) surfaces::on_keys_note(*ctx, text);
   };
+  handlers.joined = [ctx] { surfaces::copy_shared_keys(*ctx); };
   // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope.
   const size_t max_relayed = std::max(settings_.transport.max_payload, surfaces::kMaxTransferBytesPerSocket) + 64 * 1024;
   cluster_ = std::make_shared<cluster::Cluster>(config, std::move(handlers), max_relayed);

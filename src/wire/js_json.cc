@@ -81,6 +81,34 @@ std::string iso_date(int64_t unix_ms) {
   return buf;
 }
 
+std::optional<int64_t> parse_iso_date(std::string_view text) {
+  // Exactly the shape iso_date writes: "YYYY-MM-DDTHH:MM:SS.mmmZ", 24 characters.
+  if (text.size() != 24) return std::nullopt;
+  auto digits = [&](size_t at, size_t n) -> std::optional<int> {
+    int v = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return std::nullopt;
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  static constexpr std::pair<size_t, char> kMarks[] = {{4, '-'}, {7, '-'}, {10, 'T'}, {13, ':'}, {16, ':'}, {19, '.'}, {23, 'Z'}};
+  for (const auto& mark : kMarks) {
+    if (text[mark.first] != mark.second) return std::nullopt;
+  }
+  auto y = digits(0, 4), mo = digits(5, 2), d = digits(8, 2), h = digits(11, 2), mi = digits(14, 2), s = digits(17, 2),
+       ms = digits(20, 3);
+  if (!y || !mo || !d || !h || !mi || !s || !ms || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *s > 59)
+    return std::nullopt;
+  // Days from the civil date (proleptic Gregorian; H. Hinnant's algorithm).
+  int yy = *y - (*mo <= 2);
+  int era = yy / 400;
+  int yoe = yy - era * 400;
+  int doy = (153 * (*mo + (*mo > 2 ? -3 : 9)) + 2) / 5 + *d - 1;
+  int64_t days = int64_t{era} * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+  return ((days * 24 + *h) * 60 + *mi) * 60'000 + int64_t{*s} * 1000 + *ms;
+}
+
 std::string base36(uint64_t v) {
   static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
   std::string out;

@@ -20,6 +20,8 @@ std::string number(double v);
 std::string base36(uint64_t v);
 // Date.prototype.toISOString of Unix ms: "2026-12-02T13:35:15.123Z".
 std::string iso_date(int64_t unix_ms);
+// The Unix ms of text in exactly that shape; nullopt for anything else.
+std::optional<int64_t> parse_iso_date(std::string_view text);
 // True when `key` is an array index ("0", "1", … up to 2^32-2, no leading zeros).
 bool is_array_index(std::string_view key);
 

@@ -1,7 +1,7 @@
 // Several siomq nodes on one Redis (tyo-mq §10, docs/scale-out.md): live messages relayed between nodes,
 // broadcasts re-run on each node, the settings document shared (last writer wins, a late node adopts
 // it), a manager proof's nonce used once in the whole cluster, enrolment requests filed, polled and
-// decided from any node, a reference (Node.js tyo-mq) node on the
+// decided from any node, the E2EE key directory shared, a reference (Node.js tyo-mq) node on the
 // same keys — played by this test from §10's shapes — and Redis going away, or being cut off, and coming
 // back. Needs SIOMQ_TEST_REDIS_URL (the test script starts one) and redis-server on the PATH.
 'use strict';
@@ -287,6 +287,53 @@ test('enrolment across nodes: filed on A, polled on B, decided on C; the request
     for (const n of [a, b, c]) await n.stop();
   });
 
+test('the E2EE key directory across nodes: published on A, looked up on B and C, capped cluster-wide; a reference node\'s keys adopted; a late node copies it all',
+  { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
+    const { prefix, nodes: [a, b, c] } = await threeNodes(t);
+    const ask = async (socket, event, payload) => (await emitAck(socket, event, payload))[0];
+    const readDoc = async () => JSON.parse((await redis(REDIS_URL, ['GET', `${prefix}:e2eekeys`]))[0] || '{}');
+    const alice = await client(t, a);
+    alice.emit('CONSUMER', { name: 'alice' });
+    await settle(alice);
+    assert.deepEqual(await ask(alice, 'KEY_PUBLISH', { identity: 'alice', key_id: 'k1', alg: 'ecdh-es-p256-a256gcm', public_key: 'QUxJQ0UtMQ==' }), { ok: true });
+    // In Redis as §10's document, and on every node's KEY_LOOKUP.
+    const stored = (await readDoc()).default.alice;
+    assert.deepEqual({ ...stored[0], updated_at: undefined }, { key_id: 'k1', alg: 'ecdh-es-p256-a256gcm', public_key: 'QUxJQ0UtMQ==', updated_at: undefined });
+    assert.match(stored[0].updated_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    for (const node of [b, c]) {
+      const s = await client(t, node);
+      await waitFor(async () => (await ask(s, 'KEY_LOOKUP', { identity: 'alice' })).keys.length === 1, CROSS_MS, `node ${node.port} copying alice's key`);
+      assert.deepEqual(await ask(s, 'KEY_LOOKUP', { identity: 'alice' }), { keys: stored });
+    }
+    // The per-identity cap holds across nodes: alice (now on B) has 7 more keys, the 9th is refused there.
+    alice.close();
+    const alice2 = await client(t, b);
+    alice2.emit('CONSUMER', { name: 'alice' });
+    await settle(alice2);
+    for (let i = 2; i <= 8; i++) {
+      assert.deepEqual(await ask(alice2, 'KEY_PUBLISH', { identity: 'alice', key_id: `k${i}`, public_key: 'QUxJQ0U=' }), { ok: true });
+    }
+    const ninth = await ask(alice2, 'KEY_PUBLISH', { identity: 'alice', key_id: 'k9', public_key: 'QUxJQ0U=' });
+    assert.equal(ninth.code, 429, JSON.stringify(ninth));
+    const onC = await client(t, c);
+    await waitFor(async () => (await ask(onC, 'KEY_LOOKUP', { identity: 'alice' })).keys.length === 8, CROSS_MS, 'eight keys on C');
+    // A reference node writes bob's key and announces it; junk in the document is skipped.
+    const doc = await readDoc();
+    doc.default.bob = [{ key_id: 'default', alg: 'ecdh-es-p256-a256gcm', public_key: 'Qk9C', updated_at: new Date().toISOString() },
+      { key_id: 'bad', public_key: 'not base64!' }];
+    doc.broken = 7;
+    await redis(REDIS_URL, ['SET', `${prefix}:e2eekeys`, JSON.stringify(doc)]);
+    await redis(REDIS_URL, ['PUBLISH', `${prefix}:e2eekeys:changed`, JSON.stringify({ node_id: 'ref-1', realm: 'default', identity: 'bob' })]);
+    await waitFor(async () => (await ask(onC, 'KEY_LOOKUP', { identity: 'bob' })).keys.length === 1, CROSS_MS, 'bob\'s key from the reference node');
+    assert.equal((await ask(onC, 'KEY_LOOKUP', { identity: 'bob' })).keys[0].public_key, 'Qk9C');
+    // A node joining later copies the whole directory.
+    const d = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-d' });
+    const onD = await client(t, d);
+    await waitFor(async () => (await ask(onD, 'KEY_LOOKUP', { identity: 'alice' })).keys.length === 8, CROSS_MS, 'node D copying the directory');
+    assert.equal((await ask(onD, 'KEY_LOOKUP', { identity: 'bob' })).keys.length, 1);
+    for (const n of [a, b, c, d]) await n.stop();
+  });
+
 test('redis goes away and comes back: each node keeps serving its own clients, says so once, and relays again',
   async (t) => {
     const r = await privateRedis(t);
@@ -334,6 +381,11 @@ test('a node cut off from redis (the connection stays open, nothing flows) notic
     // So is an enrolment request: filed only where every node's managers can see it.
     const [filed] = await emitAck(s, 'AUTHORIZATION_REQUEST', { realm: 'r', client_id: 'c', client_name: 'n', client_token: 't' });
     assert.deepEqual(filed, { ok: false, code: 503, message: "the cluster's store (redis) is unavailable; retry later" });
+    // And a key: published only where every node can copy it.
+    s.emit('CONSUMER', { name: 'carol' });
+    await settle(s);
+    const [published] = await emitAck(s, 'KEY_PUBLISH', { identity: 'carol', public_key: 'Q0FST0w=' });
+    assert.deepEqual(published, { ok: false, code: 503, message: "the cluster's store (redis) is unavailable; retry later" });
     proxy.resume();
     await a.waitForLog(/cluster: redis at \S+ is back/, 15000 * TIME_SCALE);
     const [p, c] = [await client(t, a), await client(t, b)];

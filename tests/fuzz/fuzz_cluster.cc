@@ -1,6 +1,6 @@
 // libFuzzer target for what a cluster's nodes read from Redis (src/cluster): relayed messages
 // (decode_relay), the shared settings document and its change note, the shared authorization requests
-// and their decision note.
+// and their decision note, the shared key directory and its change note.
 //
 // Invariants: nothing crashes or takes more than linear time (-timeout); a message that decodes encodes
 // back to text that decodes to the same message (so a relayed message is passed on unchanged, whatever
@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cluster/relay_message.h"
+#include "cluster/shared_keys.h"
 #include "cluster/shared_requests.h"
 #include "cluster/shared_settings.h"
 #include "wire/js_json.h"
@@ -63,5 +64,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(static_cast<bool>(js::validate(requests->text())));
   }
   if (auto note = decode_decision_note(text, "own")) check(note->node_id.size() <= text.size());
+  if (auto keys = SharedKeys::parse(std::string(text))) {
+    keys->for_each(8, [&](const std::string& realm, const std::string& identity, std::vector<broker::PublicKey> read) {
+      check(!read.empty() && read.size() <= 8);
+      check(keys->keys(realm, identity, 8) == read);
+    });
+    if (keys->publish("fuzz-realm", "fuzz", {"k", "", "QQ==", 1}, 8)) check(!keys->keys("fuzz-realm", "fuzz", 8).empty());
+    check(static_cast<bool>(js::validate(keys->text())));
+  }
+  if (auto note = decode_keys_note(text)) check(decode_keys_note(encode_keys_note(*note)).has_value());
   return 0;
 }

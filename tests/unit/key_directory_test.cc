@@ -91,6 +91,27 @@ TEST(KeyDirectory, PublishLookupReplaceAndTheEightKeyCap) {
   EXPECT_EQ(publish(f.keys, std::string("a\0b", 3), "alice", key("k")).error().code, 400);
 }
 
+Status replace(KeyDirectory& d, const std::string& realm, const std::string& identity, std::vector<PublicKey> keys) {
+  std::promise<Status> p;
+  d.replace_keys(realm, identity, std::move(keys), [&](const Status& s) { p.set_value(s); });
+  return p.get_future().get();
+}
+
+TEST(KeyDirectory, ReplaceTakesAClustersKeySetWholeWithItsTimes) {
+  auto backend = store::open_memory();
+  Fixture f(*backend);
+  ASSERT_TRUE(publish(f.keys, "r", "alice", key("mine")));
+  PublicKey a = key("a"), b = key("b");
+  a.updated_ms = 1'800'000'000'000;
+  b.updated_ms = 1'800'000'000'001;
+  ASSERT_TRUE(replace(f.keys, "r", "alice", {a, b}));
+  EXPECT_EQ(lookup(f.keys, "r", "alice"), (std::vector<PublicKey>{a, b}));
+  ASSERT_TRUE(replace(f.keys, "r", "alice", {a, b}));  // the same again: nothing to write
+  EXPECT_EQ(replace(f.keys, "r", "alice", {}).error().code, 400);
+  EXPECT_EQ(replace(f.keys, "r", "alice", std::vector<PublicKey>(9, a)).error().code, 400);
+  EXPECT_EQ(lookup(f.keys, "r", "alice"), (std::vector<PublicKey>{a, b}));
+}
+
 TEST(KeyDirectory, TakeConsumesOnePrekeyEachTimeThenServesTheBundleAlone) {
   auto backend = store::open_memory();
   Fixture f(*backend);

@@ -1,6 +1,7 @@
-// The enrolment requests a cluster shares (tyo-mq §10 <c>:authreqs, cluster/shared_requests.h): filed in
-// the reference's shape, superseded, capped, polled oldest first, decided once, pruned; a reference
-// node's entries read; junk in Redis refused or left alone, never trusted.
+// The documents a cluster shares besides its settings (tyo-mq §10): the enrolment requests
+// (<c>:authreqs, cluster/shared_requests.h) — filed in the reference's shape, superseded, capped, polled
+// oldest first, decided once, pruned — and the E2EE key directory (<c>:e2eekeys, cluster/shared_keys.h);
+// a reference node's entries read; junk in Redis refused or left alone, never trusted.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -8,7 +9,9 @@
 #include <string>
 
 #include "auth/hmac.h"
+#include "cluster/shared_keys.h"
 #include "cluster/shared_requests.h"
+#include "wire/js_json.h"
 
 namespace siomq::cluster {
 namespace {
@@ -147,6 +150,61 @@ TEST(SharedRequests, DropsTheOldestSettledRequestsToStayUnderTheEntryCap) {
   json after = json::parse(doc.text());
   EXPECT_EQ(after.size(), kMaxEntries);
   EXPECT_TRUE(after.contains("new"));
+}
+
+TEST(SharedKeys, PublishesInTheReferenceShapeCapsPerIdentityAndSkipsJunk) {
+  auto doc = SharedKeys::parse(std::nullopt);
+  ASSERT_TRUE(doc);
+  broker::PublicKey k{"k1", "ecdh-es-p256-a256gcm", "QUxJQ0U=", kNow};
+  auto keys = doc->publish("default", "alice", k, 2);
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(json::parse(doc->text()),
+            json::parse(R"({"default":{"alice":[{"key_id":"k1","alg":"ecdh-es-p256-a256gcm","public_key":"QUxJQ0U=",)"
+                        R"("updated_at":"2027-01-15T08:00:00.000Z"}]}})"));
+  k.public_key = "TkVX";
+  ASSERT_TRUE(doc->publish("default", "alice", k, 2));  // same key_id: replaced
+  ASSERT_TRUE(doc->publish("default", "alice", {"k2", "", "Szo=", kNow}, 2));
+  EXPECT_EQ(doc->publish("default", "alice", {"k3", "", "Szo=", kNow}, 2).error().code, 429);
+  auto again = SharedKeys::parse(doc->text());
+  ASSERT_TRUE(again);
+  auto read = again->keys("default", "alice", 8);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0], (broker::PublicKey{"k1", "ecdh-es-p256-a256gcm", "TkVX", kNow}));
+  // A reference node's document with junk: bad keys and non-objects skipped, the rest read.
+  auto mixed = SharedKeys::parse(std::string(
+      R"({"r":{"bob":[{"key_id":"ok","public_key":"Qk9C","updated_at":"2027-01-15T08:00:00.000Z"},)"
+      R"({"key_id":"bad","public_key":"not base64!"},{"key_id":"","public_key":"QQ=="},5],"eve":"x"},"junk":[1]})"));
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->keys("r", "bob", 8), (std::vector<broker::PublicKey>{{"ok", "", "Qk9C", kNow}}));
+  size_t identities = 0;
+  mixed->for_each(8, [&](const std::string& realm, const std::string& identity, std::vector<broker::PublicKey> ks) {
+    ++identities;
+    EXPECT_EQ(realm, "r");
+    EXPECT_EQ(identity, "bob");
+    EXPECT_EQ(ks.size(), 1u);
+  });
+  EXPECT_EQ(identities, 1u);
+  mixed->remove_realm("r");
+  EXPECT_TRUE(mixed->keys("r", "bob", 8).empty());
+  EXPECT_FALSE(SharedKeys::parse(std::string("[]")));
+  EXPECT_FALSE(SharedKeys::parse(std::string(kMaxKeysDocumentBytes + 1, ' ')));
+}
+
+TEST(SharedKeys, TheChangeNoteRoundTripsAndJunkIsNoNote) {
+  auto note = decode_keys_note(encode_keys_note({"node-a", "default", "alice"}));
+  ASSERT_TRUE(note);
+  EXPECT_EQ(note->node_id, "node-a");
+  EXPECT_EQ(note->identity, "alice");
+  EXPECT_FALSE(decode_keys_note(R"({"node_id":"a","realm":"r"})"));
+  EXPECT_FALSE(decode_keys_note("not json"));
+}
+
+TEST(IsoDate, ReadsBackExactlyWhatItWrites) {
+  for (int64_t ms : {int64_t{0}, kNow, int64_t{951'782'400'123} /* 2000-02-29 */, int64_t{4'102'444'799'999}})
+    EXPECT_EQ(js::parse_iso_date(js::iso_date(ms)), ms) << js::iso_date(ms);
+  for (const char* bad : {"", "2027-01-15T08:00:00Z", "2027-01-15T08:00:00.000+01", "2027-13-15T08:00:00.000Z",
+                          "2027-01-15 08:00:00.000Z", "20x7-01-15T08:00:00.000Z"})
+    EXPECT_FALSE(js::parse_iso_date(bad)) << bad;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "broker/key_directory.h"
 #include "surfaces/gate.h"
 #include "surfaces/tyo_mq/answers.h"
+#include "surfaces/tyo_mq/cluster_keys.h"
 #include "surfaces/tyo_mq/e2ee_requests.h"
 #include "surfaces/tyo_mq/ping.h"
 #include "wire/json_text.h"
@@ -97,6 +98,7 @@ void on_key_publish(Context& ctx, Session& session, const Request& request, Repl
   auto r = parse_key_publish(*object);
   if (!r) return answer_error(reply, r.error());
   if (!registered_here(ctx, session, reply, r->identity)) return;
+  if (ctx.cluster) return publish_key_shared(ctx, reply, session.realm(), r->identity, std::move(r->key));
   ctx.keys.publish_key(session.realm(), r->identity, std::move(r->key), [kept = reply.keep()](const Status& s) {
     if (s) answer(*kept, "{\"ok\":true}");
     else answer_error(*kept, s.error());

@@ -7,6 +7,7 @@
 
 #include "broker/durable_queues.h"
 #include "broker/key_directory.h"
+#include "surfaces/tyo_mq/cluster_keys.h"
 #include "surfaces/tyo_mq/enrolment.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
 #include "wire/log_text.h"
@@ -54,6 +55,7 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
   d.disconnected_sockets = closed.size();
   forget_requests(ctx, realm);
   // Its E2EE directories go with it (the new realm of the same name starts with none).
+  forget_shared_keys(ctx, realm);
   ctx.keys.purge_realm(realm, [realm](const Status& st) {
     if (!st) spdlog::error("removing realm '{}': its key directory could not be deleted: {}", log_text(realm), st.error().message);
   });
