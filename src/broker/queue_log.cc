@@ -88,17 +88,24 @@ void DurableQueues::State::remove(Entry& e) {
   if ((realm_bytes[q.realm] -= e.charge) == 0) realm_bytes.erase(q.realm);
   release_payload(e.row);
   q.entries.erase(e.row.seq);
-  // An empty queue holds nothing worth keeping (the next copy or replay brings its consumer and
-  // policy): the sweep drops it, so queues keyed by short-lived socket ids do not pile up.
-  if (q.entries.empty()) emptied.push_back(q.id);
+  // An empty queue of a consumer that is gone holds nothing worth keeping (the next copy or its
+  // subscription's replay brings its consumer and policy): the sweep drops it, so queues keyed by
+  // short-lived socket ids do not pile up.
+  if (q.entries.empty()) emptied.insert(q.id);
 }
 
 void DurableQueues::State::drop_empty_queues() {
-  for (const auto& id : emptied) {
-    auto it = queues.find(id);
+  for (auto id = emptied.begin(); id != emptied.end();) {
+    auto it = queues.find(*id);
+    if (it != queues.end() && it->second.entries.empty() && endpoint_of(it->second)) {
+      // Its consumer is connected: the queue keeps its consumer and policy, which a DLQ replay (bringing
+      // neither) needs to reach it. Dropped by a sweep after the consumer has gone.
+      ++id;
+      continue;
+    }
     if (it != queues.end() && it->second.entries.empty()) queues.erase(it);
+    id = emptied.erase(id);
   }
-  emptied.clear();
 }
 
 void DurableQueues::State::submit(std::vector<store::Op> ops, std::function<void(const Status&)> then) {

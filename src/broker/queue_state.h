@@ -216,7 +216,7 @@ struct DurableQueues::State {
   std::map<uint64_t, store::DeadRow> dead;  // by seq: oldest first
   std::unordered_map<std::string, uint64_t> dead_by_id;
   std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> its surface's spec
-  std::vector<std::string> emptied;  // queues that became empty since the last sweep
+  std::unordered_set<std::string> emptied;  // empty queues for the sweep to drop (queue_log.cc)
   // Writes finished by the writer thread, waiting for run_written on this thread.
   std::mutex written_mu;
   std::vector<std::pair<std::function<void(const Status&)>, Status>> written;

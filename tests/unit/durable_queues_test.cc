@@ -561,10 +561,40 @@ TEST_F(DurableQueuesTest, EmptyQueuesAreDroppedByTheSweep) {
   std::string id = msg_id(sink_.wait_for(1).at(0).payload);
   EXPECT_EQ(ack("s1", id).first, 200);
   std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(stats().queues, 2u);  // the drained one is gone; the two holding rows stay
+  EXPECT_EQ(stats().queues, 3u);  // drained, but its consumer is connected: kept with its policy
+  offline(c);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(stats().queues, 2u);  // the drained one is gone once its consumer is; the two holding rows stay
+  c = online("c", "s2");
   enqueue("{}", {copy("c", ack_policy())});  // and comes back with the next copy
   EXPECT_EQ(stats().queues, 3u);
   EXPECT_EQ(sink_.wait_for(2).size(), 2u);
+}
+
+// Regression (a flaky CLI end-to-end test under load): a copy dead-lettered, its queue drained and swept
+// while the consumer stayed connected, then replayed from the DLQ. The replay brings no consumer nor
+// policy; the swept queue had taken them along, so the copy waited for a reconnection that never came.
+TEST_F(DurableQueuesTest, ADlqReplayReachesAConnectedConsumerAfterTheSweep) {
+  shutdown();
+  QueueOptions options;
+  options.expiry_interval = 20ms;
+  start(store::open_memory(), options);
+  auto c = online("c", "s1");
+  enqueue("{\"n\":1}", {copy("c", ack_policy(50, 1, 10))});
+  for (int i = 0; i < 60 && dlq().size() < 1; ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_EQ(dlq().size(), 1u);
+  std::this_thread::sleep_for(100ms);  // a few sweeps
+  size_t before = sink_.count();
+  std::promise<Result<std::string>> replayed;
+  queues_->dlq_replay(dlq()[0].row.id, std::nullopt, [&](const Result<std::string>& r) { replayed.set_value(r); });
+  auto r = replayed.get_future().get();
+  ASSERT_TRUE(r.ok());
+  auto sent = sink_.wait_for(before + 1);
+  ASSERT_GT(sent.size(), before);
+  EXPECT_EQ(msg_id(sent.back().payload), *r);
+  // And its policy came along: unacknowledged, it is dead-lettered again.
+  for (int i = 0; i < 60 && dlq().size() < 1; ++i) std::this_thread::sleep_for(25ms);
+  EXPECT_EQ(dlq().size(), 1u);
 }
 
 TEST_F(DurableQueuesTest, RemovingADurableSubscriptionDropsItsQueue) {
