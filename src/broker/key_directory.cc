@@ -167,9 +167,10 @@ void KeyDirectory::store_keys(std::unique_lock<std::recursive_mutex>& lock, cons
   if (auto r = realms_.find(realm); r != realms_.end()) {
     if (auto e = r->second.keys.find(identity); e != r->second.keys.end()) before = e->second;
   }
-  if (before && before->value == keys) {  // a copy from the cluster that changes nothing is not written again
-    lock.unlock();
-    return done(Ok{});
+  if (before && before->value == keys) {
+    // A copy from the cluster that changes nothing is not written again; answered once what was written
+    // before it is on disk.
+    return after_writes(lock, [done = std::move(done)] { done(Ok{}); });
   }
   int64_t updated = 0;
   for (const auto& k : keys) updated = std::max(updated, k.updated_ms);

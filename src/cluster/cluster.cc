@@ -361,8 +361,10 @@ class Cluster::Node {
     const std::string key = changes_.front().key;
     command({"WATCH", key}, [](Result<Value>) {});
     command({"GET", key}, [this, gen = generation_](Result<Value> r) {
-      if (gen != generation_ || !r || (r->kind != Value::Kind::nil && r->kind != Value::Kind::string))
+      if (gen != generation_ || !r || (r->kind != Value::Kind::nil && r->kind != Value::Kind::string)) {
+        if (gen == generation_) command({"UNWATCH"}, [](Result<Value>) {});  // else the next change may abort
         return finish_change(unavailable());
+      }
       DocumentChange& c = changes_.front();
       auto changed = c.change(r->kind == Value::Kind::nil ? std::nullopt : std::optional<std::string>(std::move(r->text)));
       if (!changed) {

@@ -68,14 +68,22 @@ std::vector<broker::PublicKey> SharedKeys::keys(const std::string& realm, const 
 }
 
 Result<std::vector<broker::PublicKey>> SharedKeys::publish(const std::string& realm, const std::string& identity,
-                                                           broker::PublicKey key, size_t max_keys) {
-  auto published = broker::with_key(keys(realm, identity, max_keys), std::move(key), max_keys);
+                                                           broker::PublicKey key, const broker::KeyDirectoryLimits& limits) {
+  auto published = broker::with_key(keys(realm, identity, limits.max_keys_per_identity), std::move(key),
+                                     limits.max_keys_per_identity);
   if (!published) return published.error();
-  json& r = doc_[realm];
-  if (!r.is_object()) r = json::object();  // a realm entry that was not one is replaced
   json list = json::array();
   for (const auto& k : *published) list.push_back(stored_key(k));
-  r[identity] = std::move(list);
+  auto r = doc_.find(realm);
+  const bool new_identity = r == doc_.end() || !r->is_object() || !r->contains(identity);
+  if (new_identity && r != doc_.end() && r->is_object() && r->size() >= limits.max_entries_per_realm)
+    return make_error("the realm's key directory is full", 507);
+  const size_t before = r != doc_.end() && r->is_object() && r->contains(identity) ? document_text((*r)[identity]).size() : 0;
+  if (text().size() - before + document_text(list).size() + identity.size() + realm.size() + 16 > kMaxKeysDocumentBytes)
+    return make_error("the cluster's key directory is full", 507);
+  json& slot = doc_[realm];
+  if (!slot.is_object()) slot = json::object();  // a realm entry that was not one is replaced
+  slot[identity] = std::move(list);
   return published;
 }
 

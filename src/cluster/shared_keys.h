@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "broker/directory_values.h"
+#include "broker/key_directory_limits.h"
 #include "wire/result.h"
 
 namespace siomq::cluster {
@@ -33,9 +34,12 @@ class SharedKeys {
 
   // The keys of `identity` in `realm` that pass the bounds (at most `max_keys`).
   std::vector<broker::PublicKey> keys(const std::string& realm, const std::string& identity, size_t max_keys) const;
-  // Publishes `key` for `identity` (replacing its key_id); 429 past `max_keys`. Returns the identity's keys.
+  // Publishes `key` for `identity` (replacing its key_id); 429 past the limits' keys an identity, 507 past
+  // their identities a realm or when the document would pass kMaxKeysDocumentBytes — checked here, in the
+  // transaction, so that what the cluster holds stays within what every node holds. Returns the
+  // identity's keys.
   Result<std::vector<broker::PublicKey>> publish(const std::string& realm, const std::string& identity,
-                                                 broker::PublicKey key, size_t max_keys);
+                                                 broker::PublicKey key, const broker::KeyDirectoryLimits& limits);
   void remove_realm(const std::string& realm);
   // Every identity of every realm, with its keys (identities without a valid key are skipped).
   void for_each(size_t max_keys,

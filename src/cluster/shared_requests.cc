@@ -83,7 +83,7 @@ Status SharedRequests::file(const auth::AuthorizationRequest& r, const std::stri
                             size_t max_pending, int64_t now_ms) {
   prune(now_ms);
   const std::string now = js::iso_date(now_ms);
-  size_t pending = 0, in_realm = 0;
+  size_t pending = 0, in_realm = 0, realm_bytes = 0;
   for (auto& [id, stored] : doc_.items()) {
     if (!is_pending(stored)) continue;
     if (stored["realm"] == r.realm && stored["client_id"] == r.client_id) {
@@ -92,7 +92,10 @@ Status SharedRequests::file(const auth::AuthorizationRequest& r, const std::stri
       continue;
     }
     ++pending;
-    in_realm += stored["realm"] == r.realm;
+    if (stored["realm"] == r.realm) {
+      ++in_realm;
+      realm_bytes += document_text(stored).size();
+    }
   }
   if (pending >= (max_pending ? max_pending : auth::kDefaultMaxPending) || in_realm >= auth::kMaxPendingPerRealm)
     return make_error("Too many pending authorization requests", 429);
@@ -111,9 +114,10 @@ Status SharedRequests::file(const auth::AuthorizationRequest& r, const std::stri
                 {"node_id", node_id}};
   // Room for it: the oldest settled requests go first; pending ones are never dropped.
   const size_t needed = document_text(entry).size() + r.request_id.size() + 8;
+  if (realm_bytes + needed > kMaxPendingBytesPerRealm) return make_error("Too many pending authorization requests", 429);
   std::vector<std::pair<std::string, std::string>> settled;  // (settled_at, id)
   for (auto& [id, stored] : doc_.items()) {
-    if (stored.is_object() && !is_pending(stored)) settled.emplace_back(settled_at(stored), id);
+    if (read_shared_request(stored) && !is_pending(stored)) settled.emplace_back(settled_at(stored), id);
   }
   std::sort(settled.begin(), settled.end());
   size_t bytes = text().size();
@@ -166,7 +170,8 @@ void SharedRequests::remove_realm(const std::string& realm) {
 void SharedRequests::prune(int64_t now_ms) {
   const std::string cutoff = js::iso_date(now_ms - kKeepDecidedMs);
   for (auto it = doc_.begin(); it != doc_.end();) {
-    bool expired = it->is_object() && !is_pending(*it) && read_shared_request(*it) && settled_at(*it) < cutoff;
+    // Settled: a day after the decision; still pending: a day after it was filed.
+    bool expired = read_shared_request(*it) && settled_at(*it) < cutoff;
     it = expired ? doc_.erase(it) : std::next(it);
   }
 }

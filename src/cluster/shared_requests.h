@@ -12,9 +12,10 @@
 // Input from Redis is hostile like a client's: at most kMaxDocumentBytes, validated whole (js::validate:
 // UTF-8, depth, linear time, no recursion) before it is parsed; an entry that is not a request of the
 // expected shape is ignored by every reader and left as it is. Bounds on what is written: the pending
-// caps (as on one node: kDefaultMaxPending or the configured limit, kMaxPendingPerRealm per realm), and
-// decided or superseded requests are dropped kKeepDecidedMs after their decision, or sooner, oldest
-// first, when the document would pass kMaxEntries or kMaxDocumentBytes.
+// caps (as on one node: kDefaultMaxPending or the configured limit, kMaxPendingPerRealm per realm, and
+// here kMaxPendingBytesPerRealm); a request still pending kKeepDecidedMs after it was filed is dropped
+// (the reference keeps it for ever), decided or superseded ones kKeepDecidedMs after their decision, or
+// sooner, oldest first, when the document would pass kMaxEntries or kMaxDocumentBytes.
 //
 // Pure; any thread (one instance per thread).
 #pragma once
@@ -32,6 +33,9 @@
 namespace siomq::cluster {
 
 inline constexpr size_t kMaxDocumentBytes = size_t{8} << 20;
+// What one realm's pending requests may take of it (as written): one realm's requesters, or someone
+// filing in its name, cannot fill the document for the others.
+inline constexpr size_t kMaxPendingBytesPerRealm = size_t{512} << 10;
 inline constexpr size_t kMaxEntries = 10'000;
 inline constexpr int64_t kKeepDecidedMs = 24 * 3600 * 1000;
 

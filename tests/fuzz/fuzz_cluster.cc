@@ -69,7 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(!read.empty() && read.size() <= 8);
       check(keys->keys(realm, identity, 8) == read);
     });
-    if (keys->publish("fuzz-realm", "fuzz", {"k", "", "QQ==", 1}, 8)) check(!keys->keys("fuzz-realm", "fuzz", 8).empty());
+    if (keys->publish("fuzz-realm", "fuzz", {"k", "", "QQ==", 1}, broker::KeyDirectoryLimits{}))
+      check(!keys->keys("fuzz-realm", "fuzz", 8).empty());
     check(static_cast<bool>(js::validate(keys->text())));
   }
   if (auto note = decode_keys_note(text)) check(decode_keys_note(encode_keys_note(*note)).has_value());

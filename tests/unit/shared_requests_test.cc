@@ -80,6 +80,27 @@ TEST(SharedRequests, SupersedesTheSameClientsPendingRequestAndKeepsTheCaps) {
   EXPECT_EQ(doc.file(request("z", "other", "d"), "s", "n", 101, kNow).error().code, 429);
 }
 
+TEST(SharedRequests, OneRealmsPendingBytesAreBoundedAndPendingRequestsExpireAfterADay) {
+  SharedRequests doc = parsed(std::nullopt);
+  size_t filed = 0;
+  Status last = Ok{};
+  while (last && filed < auth::kMaxPendingPerRealm) {
+    auto r = request("big" + std::to_string(filed), "shop", "c" + std::to_string(filed));
+    r.client_name = std::string(4000, 'n');
+    r.client_token = std::string(4000, 't');
+    r.challenge_response_json = "\"" + std::string(4000, 'x') + "\"";
+    last = doc.file(r, "s", "n", 0, kNow);
+    filed += static_cast<bool>(last);
+  }
+  ASSERT_FALSE(last);
+  EXPECT_EQ(last.error().code, 429);
+  EXPECT_LT(filed, auth::kMaxPendingPerRealm);  // the bytes ran out first
+  EXPECT_TRUE(doc.file(request("small", "other", "a"), "s", "n", 0, kNow));  // another realm still files
+  // A day later, the unanswered ones are gone and the realm files again.
+  EXPECT_TRUE(doc.file(request("later", "shop", "z"), "s", "n", 0, kNow + kKeepDecidedMs + 1));
+  EXPECT_FALSE(doc.pending("big0"));
+}
+
 TEST(SharedRequests, DecidesOnceAndKeepsTheDecisionForADay) {
   SharedRequests doc = parsed(std::nullopt);
   ASSERT_TRUE(doc.file(request("r1", "shop", "a"), "sock", "node-a", 0, kNow));
@@ -156,15 +177,21 @@ TEST(SharedKeys, PublishesInTheReferenceShapeCapsPerIdentityAndSkipsJunk) {
   auto doc = SharedKeys::parse(std::nullopt);
   ASSERT_TRUE(doc);
   broker::PublicKey k{"k1", "ecdh-es-p256-a256gcm", "QUxJQ0U=", kNow};
-  auto keys = doc->publish("default", "alice", k, 2);
+  broker::KeyDirectoryLimits two;
+  two.max_keys_per_identity = 2;
+  two.max_entries_per_realm = 1;
+  auto keys = doc->publish("default", "alice", k, two);
   ASSERT_TRUE(keys);
   EXPECT_EQ(json::parse(doc->text()),
             json::parse(R"({"default":{"alice":[{"key_id":"k1","alg":"ecdh-es-p256-a256gcm","public_key":"QUxJQ0U=",)"
                         R"("updated_at":"2027-01-15T08:00:00.000Z"}]}})"));
   k.public_key = "TkVX";
-  ASSERT_TRUE(doc->publish("default", "alice", k, 2));  // same key_id: replaced
-  ASSERT_TRUE(doc->publish("default", "alice", {"k2", "", "Szo=", kNow}, 2));
-  EXPECT_EQ(doc->publish("default", "alice", {"k3", "", "Szo=", kNow}, 2).error().code, 429);
+  ASSERT_TRUE(doc->publish("default", "alice", k, two));  // same key_id: replaced
+  ASSERT_TRUE(doc->publish("default", "alice", {"k2", "", "Szo=", kNow}, two));
+  EXPECT_EQ(doc->publish("default", "alice", {"k3", "", "Szo=", kNow}, two).error().code, 429);
+  // The realm's identities are capped in the transaction too (another realm has its own room).
+  EXPECT_EQ(doc->publish("default", "bob", {"k1", "", "Szo=", kNow}, two).error().code, 507);
+  EXPECT_TRUE(doc->publish("other", "bob", {"k1", "", "Szo=", kNow}, two));
   auto again = SharedKeys::parse(doc->text());
   ASSERT_TRUE(again);
   auto read = again->keys("default", "alice", 8);

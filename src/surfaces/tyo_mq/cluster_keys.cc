@@ -38,14 +38,14 @@ void with_shared_keys(Context& ctx, const char* what, Then then) {
 void publish_key_shared(Context& ctx, Reply& reply, const std::string& realm, const std::string& identity,
                         broker::PublicKey key) {
   key.updated_ms = unix_ms();
-  const size_t max_keys = ctx.keys.limits().max_keys_per_identity;
+  const broker::KeyDirectoryLimits limits = ctx.keys.limits();
   auto published = std::make_shared<std::vector<broker::PublicKey>>();
   ctx.cluster->change_document(
       kSharedKeysDocument,
-      [realm, identity, key, max_keys, published](const std::optional<std::string>& text) -> Result<std::string> {
+      [realm, identity, key, limits, published](const std::optional<std::string>& text) -> Result<std::string> {
         auto doc = SharedKeys::parse(text);
         if (!doc) return doc.error();
-        auto keys = doc->publish(realm, identity, key, max_keys);
+        auto keys = doc->publish(realm, identity, key, limits);
         if (!keys) return keys.error();
         *published = std::move(*keys);
         return doc->text();

@@ -6,10 +6,10 @@
 // On a node alone the requests live in Context::enrolment. In a cluster they live in Redis
 // (cluster/shared_requests.h, §10's <c>:authreqs), so that a manager on any node sees and decides a
 // request filed on any other: filing, polling and deciding read or change that document and answer 503
-// while Redis is away (rather than act on a partial view). Context::enrolment then books only the
-// requesters connected here; the node that decides announces the decision on <c>:authreq:decided, after
-// the settings change that adds the token, and the requester's node tells it (after adopting that change,
-// so that the token works here once the requester hears of it).
+// while Redis is away (rather than act on a partial view). Context::enrolment then books the requests
+// filed here, to tell their requesters; the node that decides announces the decision on
+// <c>:authreq:decided, after the settings change that adds the token, and the requester's node tells it
+// (after adopting that change, so that the token works here once the requester hears of it).
 //
 // Threading: handlers run on the socket's worker; what the cluster answers continues there.
 #pragma once
