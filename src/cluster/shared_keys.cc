@@ -49,12 +49,10 @@ std::vector<broker::PublicKey> read_keys(const json& list, size_t max_keys) {
 }  // namespace
 
 Result<SharedKeys> SharedKeys::parse(const std::optional<std::string>& text) {
+  auto doc = parse_document(text, kMaxKeysDocumentBytes, "the cluster's key directory is");
+  if (!doc) return doc.error();
   SharedKeys out;
-  if (!text) return out;
-  if (text->size() > kMaxKeysDocumentBytes) return make_error("the cluster's key directory is larger than this node reads", 503);
-  if (!js::validate(*text)) return make_error("the cluster's key directory is not JSON", 503);
-  out.doc_ = json::parse(*text, nullptr, false);
-  if (!out.doc_.is_object()) return make_error("the cluster's key directory is not a JSON object", 503);
+  out.doc_ = std::move(*doc);
   return out;
 }
 

@@ -67,13 +67,10 @@ json public_shared_request(const json& stored) {
 }
 
 Result<SharedRequests> SharedRequests::parse(const std::optional<std::string>& text) {
+  auto doc = parse_document(text, kMaxDocumentBytes, "the cluster's authorization requests are");
+  if (!doc) return doc.error();
   SharedRequests out;
-  if (!text) return out;
-  if (text->size() > kMaxDocumentBytes)
-    return make_error("the cluster's authorization requests are larger than this node reads", 503);
-  if (!js::validate(*text)) return make_error("the cluster's authorization requests are not JSON", 503);
-  out.doc_ = json::parse(*text, nullptr, false);
-  if (!out.doc_.is_object()) return make_error("the cluster's authorization requests are not a JSON object", 503);
+  out.doc_ = std::move(*doc);
   return out;
 }
 

@@ -66,6 +66,14 @@ class DurableQueuesTest : public ::testing::Test {
     backend_.reset();
   }
 
+  // Starts again on a memory store whose empty-queue sweep runs every `interval`.
+  void restart_with_sweep_every(std::chrono::milliseconds interval) {
+    shutdown();
+    QueueOptions options;
+    options.expiry_interval = interval;
+    start(store::open_memory(), options);
+  }
+
   // A consumer online in realm "default" under its own name.
   EndpointPtr online(const std::string& consumer, const std::string& socket) {
     auto e = std::make_shared<RecordingEndpoint>(socket, sink_);
@@ -551,10 +559,7 @@ TEST_F(DurableQueuesTest, PurgeRealmDeletesItsRowsDeadRowsAndSubscriptionsOnly) 
 }
 
 TEST_F(DurableQueuesTest, EmptyQueuesAreDroppedByTheSweep) {
-  shutdown();
-  QueueOptions options;
-  options.expiry_interval = 20ms;
-  start(store::open_memory(), options);
+  restart_with_sweep_every(20ms);
   auto c = online("c", "s1");
   for (const char* consumer : {"c", "socket-id-1", "socket-id-2"}) enqueue("{}", {copy(consumer, ack_policy())});
   EXPECT_EQ(stats().queues, 3u);
@@ -575,10 +580,7 @@ TEST_F(DurableQueuesTest, EmptyQueuesAreDroppedByTheSweep) {
 // while the consumer stayed connected, then replayed from the DLQ. The replay brings no consumer nor
 // policy; the swept queue had taken them along, so the copy waited for a reconnection that never came.
 TEST_F(DurableQueuesTest, ADlqReplayReachesAConnectedConsumerAfterTheSweep) {
-  shutdown();
-  QueueOptions options;
-  options.expiry_interval = 20ms;
-  start(store::open_memory(), options);
+  restart_with_sweep_every(20ms);
   auto c = online("c", "s1");
   enqueue("{\"n\":1}", {copy("c", ack_policy(50, 1, 10))});
   for (int i = 0; i < 60 && dlq().size() < 1; ++i) std::this_thread::sleep_for(25ms);
