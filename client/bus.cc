@@ -356,7 +356,7 @@ Conn::Conn(DialOptions options) : impl_(std::make_shared<Impl>(std::move(options
 Conn::Conn(DialOptions options, boost::asio::io_context& io) : impl_(std::make_shared<Impl>(std::move(options), &io)) {
   impl_->start();
 }
-Conn::~Conn() { impl_->conn_->close(); }
+Conn::~Conn() { impl_->conn_->shutdown(); }
 
 std::future<Status> Conn::connect() { return impl_->conn_->connect(); }
 

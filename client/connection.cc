@@ -101,6 +101,8 @@ class Connection::Impl : public std::enable_shared_from_this<Connection::Impl> {
     thread_ = std::thread([self = shared_from_this()] { self->owned_io_->run(); });
   }
 
+  // Called by the owner (shutdown, then the destructor): once joined, the thread is not joinable, so
+  // the second call returns at once.
   void stop_thread() {
     if (!owned_io_) return;
     work_.reset();
@@ -638,6 +640,11 @@ std::future<Result<Reply>> Connection::request(std::string_view nsp, std::string
 void Connection::close() {
   if (impl_->closed_flag_.exchange(true)) return;
   impl_->run_later([impl = impl_.get()] { impl->close(); });
+}
+
+void Connection::shutdown() {
+  close();
+  impl_->stop_thread();
 }
 
 State Connection::state() const { return impl_->state(); }

@@ -430,7 +430,7 @@ Client::Client(Options options, boost::asio::io_context& io, std::string nsp)
     : impl_(std::make_shared<Impl>(std::move(options), &io, std::move(nsp))) {
   impl_->start();
 }
-Client::~Client() { impl_->conn_->close(); }
+Client::~Client() { impl_->conn_->shutdown(); }
 
 std::future<Status> Client::connect() { return impl_->conn_->connect(); }
 void Client::connect(std::function<void(Status)> done) { impl_->conn_->connect(std::move(done)); }

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <set>
+#include <thread>
 
 #include "client_test_util.h"
 #include "server_process.h"
@@ -275,6 +277,28 @@ TEST_F(TyoMqClient, AuthenticationTokensKeysAndErrors) {
   ASSERT_TRUE(errors.wait_for(1));
   EXPECT_EQ(errors.items()[0].event, "ERROR");
   EXPECT_EQ(errors.items()[0].code, -4);
+}
+
+// A handler runs on the io thread holding the client's state; when the caller destroys the client
+// meanwhile, the state goes with the handler, on the io thread. The destructor must still wait for
+// that thread: a caller that returns from main at once raced the thread's exit (LeakSanitizer saw
+// OpenSSL's per-thread error state of the CLI's io thread, CI).
+TEST_F(TyoMqClient, DestroyingTheClientWaitsForItsIoThread) {
+  auto c = client();
+  std::promise<void> in_handler;
+  std::atomic<bool> handler_done{false};
+  std::atomic<bool> first{true};
+  c->on_error([&](const tyomq::ServerError&) {
+    if (!first.exchange(false)) return;
+    in_handler.set_value();
+    std::this_thread::sleep_for(300ms);
+    handler_done = true;
+  });
+  ASSERT_TRUE(c->authenticate("tok-r1").get().ok());
+  ASSERT_TRUE(c->register_consumer("ANONYMOUS").ok());  // ERROR -4 in r1
+  ASSERT_EQ(in_handler.get_future().wait_for(5s), std::future_status::ready);
+  c.reset();
+  EXPECT_TRUE(handler_done);
 }
 
 TEST_F(TyoMqClient, EnrolmentRequestNextDecideAndTheDecision) {

@@ -146,6 +146,12 @@ class Connection {
 
   // Leaves every namespace and closes; pending requests fail with errc::closed. Idempotent.
   void close();
+  // close(), then waits for the io thread it runs to end, so that nothing of this connection runs once
+  // it returns — not even a callback that holds its owner alive (a client façade calls it when it is
+  // destroyed: its state may then be freed by that callback on the io thread, which must not outlive
+  // the façade's caller, e.g. main). Does not wait when called on the io thread, or when the caller
+  // runs the io_context. The connection is closed for good afterwards.
+  void shutdown();
 
   State state() const;
   // The socket id the server gave on `nsp` ("" when not joined).
