@@ -53,6 +53,7 @@ size_t Broker::realm_count() {
 
 void Broker::recount(Slot& slot) {
   if (slot.detached) return;
+  if (ledger_) ledger_->report(slot.name, slot.realm.take_interest_deltas());
   size_t names = slot.realm.producer_count() + slot.realm.consumer_count();
   size_t subscriptions = slot.realm.subscription_count();
   // Unsigned wrap-around makes "add the difference" right whichever way the count moved.
@@ -82,6 +83,12 @@ std::vector<EndpointPtr> Broker::remove_realm(const std::string& name) {
   }
   std::lock_guard lock(slot->mu);
   auto members = slot->realm.members();
+  if (ledger_) {
+    // What the realm still wanted goes with it (its earlier changes were reported as they happened).
+    std::vector<std::pair<std::string, int>> gone;
+    for (auto& term : slot->realm.interest_terms()) gone.emplace_back(std::move(term), -1);
+    ledger_->report(name, gone);
+  }
   slot->realm = RealmRegistry();
   detach(*slot);
   return members;

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "broker/interest_ledger.h"
 #include "broker/realm_registry.h"
 
 namespace siomq::broker {
@@ -65,6 +66,10 @@ class Broker {
   // Returns how many went.
   size_t reclaim_empty_realms();
 
+  // From now on every realm reports its interest terms to `ledger` (a node in a cluster); call before the
+  // first realm is made. The ledger must outlive the broker.
+  void track_interest(InterestLedger* ledger) { ledger_ = ledger; }
+
   // Names bound (producers and consumers) and subscriptions held in every realm together: the server-wide
   // caps are checked against these. Kept up to date after each call into a realm.
   size_t names_total() const { return names_total_.load(std::memory_order_relaxed); }
@@ -72,6 +77,7 @@ class Broker {
 
  private:
   struct Slot {
+    std::string name;
     std::mutex mu;
     RealmRegistry realm;
     size_t names = 0, subscriptions = 0;  // what the totals hold for this realm
@@ -93,13 +99,18 @@ class Broker {
   std::shared_ptr<Slot> slot_for(const std::string& name) {
     std::lock_guard lock(mu_);
     auto& slot = realms_[name];
-    if (!slot) slot = std::make_shared<Slot>();
+    if (!slot) {
+      slot = std::make_shared<Slot>();
+      slot->name = name;
+      if (ledger_) slot->realm.track_interest();
+    }
     return slot;
   }
 
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Slot>> realms_;
   std::atomic<size_t> names_total_{0}, subscriptions_total_{0};
+  InterestLedger* ledger_ = nullptr;
 };
 
 }  // namespace siomq::broker

@@ -140,6 +140,7 @@ RealmRegistry::Subscription& RealmRegistry::upsert(const std::string& key, const
   consumer.subscribe_tos.insert(spec.producer);
   auto& subs = subscriptions_[key];
   Subscription* found = subs.find(spec.consumer);
+  const bool fresh = !found;
   if (!found) {
     ++consumer.subscriptions;
     uint64_t id = next_index_id_++;
@@ -150,6 +151,15 @@ RealmRegistry::Subscription& RealmRegistry::upsert(const std::string& key, const
     ++subscription_count_;
   }
   Subscription& s = *found;
+  if (track_interest_) {
+    std::string after = interest_term(key, spec);
+    if (fresh) {
+      count_interest(after, +1);
+    } else if (std::string before = interest_term(key, s.spec); before != after) {
+      count_interest(before, -1);
+      count_interest(after, +1);
+    }
+  }
   if (s.spec.topic) topics_.erase(s.pattern, s.index_id);
   s.producers.insert(spec.producer);
   s.spec = spec;
@@ -161,6 +171,32 @@ RealmRegistry::Subscription& RealmRegistry::upsert(const std::string& key, const
     topic_subs_.erase(s.index_id);
   }
   return s;
+}
+
+// An exact subscription is found by its key (the router looks up three keys a message makes); a topic
+// one by its pattern (which also matches its own text, the one case where the router's key pass finds it).
+std::string RealmRegistry::interest_term(const std::string& key, const SubscribeSpec& spec) {
+  return spec.topic ? "~" + lower(spec.event) : "=" + key;
+}
+
+void RealmRegistry::count_interest(const std::string& term, int delta) {
+  if (delta > 0) {
+    if (interest_[term]++ == 0) interest_deltas_.emplace_back(term, +1);
+    return;
+  }
+  auto it = interest_.find(term);
+  if (it == interest_.end()) return;
+  if (--it->second == 0) {
+    interest_.erase(it);
+    interest_deltas_.emplace_back(term, -1);
+  }
+}
+
+std::vector<std::string> RealmRegistry::interest_terms() const {
+  std::vector<std::string> out;
+  out.reserve(interest_.size());
+  for (const auto& [term, count] : interest_) out.push_back(term);
+  return out;
 }
 
 void RealmRegistry::restore(const SubscribeSpec& spec) {
@@ -181,6 +217,7 @@ std::optional<SubscribeSpec> RealmRegistry::unsubscribe(const std::string& key, 
     topic_subs_.erase(s->index_id);
   }
   SubscribeSpec spec = std::move(s->spec);
+  if (track_interest_) count_interest(interest_term(key, spec), -1);
   subs.by_consumer.erase(consumer);
   subs.in_order.erase(s->index_id);
   --subscription_count_;

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "broker/endpoint.h"
@@ -138,6 +139,17 @@ class RealmRegistry {
   // Round-robin counters kept (one per group name routed to, trimmed as groups go away).
   size_t group_counter_count() const { return group_counters_.size(); }
 
+  // What the realm's subscriptions want from other nodes (the cluster's interest, broker/interest_ledger.h):
+  // one term per subscription: "=" and its subscription key, or "~" and its lowercased topic pattern
+  // (cluster/interest.h). Counted
+  // only once track_interest() was called (a node in a cluster), at no cost otherwise.
+  void track_interest() { track_interest_ = true; }
+  static std::string interest_term(const std::string& key, const SubscribeSpec& spec);
+  // The terms that appeared (+1) or went (-1) since the last call, in order.
+  std::vector<std::pair<std::string, int>> take_interest_deltas() { return std::exchange(interest_deltas_, {}); }
+  // Every term held now.
+  std::vector<std::string> interest_terms() const;
+
  private:
   struct Producer {
     std::string id;
@@ -168,6 +180,7 @@ class RealmRegistry {
   };
 
   bool online(const std::string& consumer) const;
+  void count_interest(const std::string& term, int delta);
   Subscription& upsert(const std::string& key, const SubscribeSpec& spec);
   Route route_to(const std::string& key, const Subscription& s) const;
   void trim_group_counters();
@@ -193,6 +206,9 @@ class RealmRegistry {
   size_t trim_counters_at_ = 1024;  // group_counters_ is trimmed to its live groups past this size
   uint64_t next_index_id_ = 1;
   size_t subscription_count_ = 0;
+  bool track_interest_ = false;
+  std::unordered_map<std::string, size_t> interest_;  // term -> subscriptions naming it
+  std::vector<std::pair<std::string, int>> interest_deltas_;
 };
 
 }  // namespace siomq::broker

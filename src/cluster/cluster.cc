@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "auth/hmac.h"
+#include "cluster/interest_sync.h"
 #include "cluster/shared_settings.h"
 #include "redis/async_client.h"
 #include "wire/clock.h"
@@ -61,15 +62,20 @@ Error unavailable() { return make_error("the cluster's store (redis) is unavaila
 
 class Cluster::Node {
  public:
-  Node(ClusterConfig& config, Handlers handlers, size_t max_relayed_bytes)
+  Node(ClusterConfig& config, Handlers handlers, size_t max_relayed_bytes, broker::InterestLedger* ledger)
       : config_(config),
         handlers_(std::move(handlers)),
         max_relayed_bytes_(max_relayed_bytes),
+        ledger_(ledger),
         guard_(io_.get_executor()),
         retry_timer_(io_),
-        health_timer_(io_) {
+        health_timer_(io_),
+        interest_(io_, config_, ledger,
+                  [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); }) {
     messages_channel_ = config_.prefix + ":messages";
     settings_channel_ = config_.prefix + ":settings:changed";
+    // A subscription made or dropped on a worker wakes this thread once per burst.
+    if (ledger_) ledger_->set_wake([this] { asio::post(io_, [this] { interest_.wake(); }); });
   }
 
   bool start(std::chrono::milliseconds wait) {
@@ -89,9 +95,11 @@ class Cluster::Node {
   void stop() {
     // The handlers hold the surfaces' context, which holds this cluster: dropping them once the thread
     // is gone breaks that cycle (else the whole node leaks at exit).
+    if (ledger_) ledger_->set_wake(nullptr);
     if (!thread_.joinable()) return void(handlers_ = {});
     asio::post(io_, [this] {
       stopping_ = true;
+      interest_.lost();
       retry_timer_.cancel();
       health_timer_.cancel();
       if (cmd_) cmd_->close();
@@ -106,17 +114,17 @@ class Cluster::Node {
 
   void relay(RelayedMessage m) {
     m.node_id = config_.node_id;
-    std::string text = encode_relay(m);
+    Outgoing out{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m)};
     bool post = false;
     {
       std::lock_guard lock(out_mu_);
       if (!up_.load(std::memory_order_relaxed) || outbox_.size() >= kMaxOutboxEntries ||
-          outbox_bytes_ + text.size() > kMaxOutboxBytes) {
+          outbox_bytes_ + out.text.size() > kMaxOutboxBytes) {
         relay_dropped_.fetch_add(1, std::memory_order_relaxed);
         return;
       }
-      outbox_bytes_ += text.size();
-      outbox_.push_back(std::move(text));
+      outbox_bytes_ += out.text.size();
+      outbox_.push_back(std::move(out));
       post = !drain_posted_;
       drain_posted_ = true;
     }
@@ -174,6 +182,11 @@ class Cluster::Node {
     s.relay_dropped = relay_dropped_.load(std::memory_order_relaxed);
     s.relay_refused = relay_refused_.load(std::memory_order_relaxed);
     s.outages = outages_.load(std::memory_order_relaxed);
+    s.relay_unwanted = relay_unwanted_.load(std::memory_order_relaxed);
+    InterestSync::Stats i = interest_.stats();
+    s.peers = i.peers;
+    s.interest_terms = i.terms;
+    s.reference_mode = i.reference_mode;
     return s;
   }
 
@@ -202,7 +215,8 @@ class Cluster::Node {
   }
 
   void subscribe(uint64_t gen) {
-    std::vector<std::string> channels{messages_channel_, settings_channel_};
+    std::vector<std::string> channels{messages_channel_, settings_channel_, interest_.relay_channel(),
+                                      interest_.note_channel()};
     for (const auto& c : handlers_.note_channels) channels.push_back(config_.prefix + ":" + c);
     sub_->subscribe(
         std::move(channels),
@@ -229,6 +243,7 @@ class Cluster::Node {
         pending_settings_ = handlers_.local_settings();
         publish_pending_settings();
       }
+      interest_.joined();
       mark_synced();
       if (handlers_.joined) handlers_.joined();
     });
@@ -268,6 +283,7 @@ class Cluster::Node {
     cmd_.reset();
     sub_.reset();
     health_timer_.cancel();
+    interest_.lost();
     ping_outstanding_ = false;
     unanswered_ = 0;
     {
@@ -314,21 +330,32 @@ class Cluster::Node {
     });
   }
 
+  // Each message to the nodes that want it (cluster/interest_sync.h), or to none.
   void drain() {
-    std::vector<std::string> batch;
+    std::vector<Outgoing> batch;
     {
       std::lock_guard lock(out_mu_);
       batch.swap(outbox_);
       outbox_bytes_ = 0;
       drain_posted_ = false;
     }
-    for (auto& text : batch) {
+    std::vector<std::string> channels;
+    for (auto& m : batch) {
       if (state_ != State::up || unanswered_ >= kMaxUnansweredCommands) {
         relay_dropped_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
+      channels.clear();
+      interest_.route(m.realm, m.producer, m.event, m.broadcast, channels);
+      if (channels.empty()) {
+        relay_unwanted_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       relayed_out_.fetch_add(1, std::memory_order_relaxed);
-      command({"PUBLISH", messages_channel_, std::move(text)}, [](Result<Value>) {});
+      for (size_t i = 0; i < channels.size(); ++i) {
+        std::string text = i + 1 == channels.size() ? std::move(m.text) : m.text;
+        command({"PUBLISH", std::move(channels[i]), std::move(text)}, [](Result<Value>) {});
+      }
     }
   }
 
@@ -396,17 +423,20 @@ class Cluster::Node {
   }
 
   void on_message(std::string_view channel, std::string_view body) {
-    if (channel == messages_channel_) {
+    const bool to_all = channel == messages_channel_;
+    if (to_all || channel == interest_.relay_channel()) {
       auto m = decode_relay(body, max_relayed_bytes_);
       if (!m) {
         relay_refused_.fetch_add(1, std::memory_order_relaxed);
         return;
       }
       if (m->node_id == config_.node_id) return;
+      if (to_all) interest_.heard_on_messages(m->node_id);
       relayed_in_.fetch_add(1, std::memory_order_relaxed);
       if (handlers_.message) handlers_.message(*m);
       return;
     }
+    if (channel == interest_.note_channel()) return interest_.on_note(body);
     if (channel == settings_channel_) {
       auto by = settings_note_author(body);
       if (!by || *by == config_.node_id) return;
@@ -425,9 +455,17 @@ class Cluster::Node {
     });
   }
 
+  // A produced message waiting for the cluster thread.
+  struct Outgoing {
+    std::string realm, producer, event;
+    bool broadcast = false;
+    std::string text;  // the §10 envelope
+  };
+
   ClusterConfig& config_;
   Handlers handlers_;
   const size_t max_relayed_bytes_;
+  broker::InterestLedger* const ledger_;
   redis::Url url_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
@@ -446,21 +484,24 @@ class Cluster::Node {
   std::optional<std::string> pending_settings_;
   std::deque<DocumentChange> changes_;  // the front one is running
   std::string messages_channel_, settings_channel_;
+  InterestSync interest_;
   // Any thread:
   std::atomic<bool> up_{false};
   std::mutex out_mu_;
-  std::vector<std::string> outbox_;
+  std::vector<Outgoing> outbox_;
   size_t outbox_bytes_ = 0;
   bool drain_posted_ = false;
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   bool synced_once_ = false;
-  std::atomic<uint64_t> relayed_out_{0}, relayed_in_{0}, relay_dropped_{0}, relay_refused_{0}, outages_{0};
+  std::atomic<uint64_t> relayed_out_{0}, relayed_in_{0}, relay_dropped_{0}, relay_refused_{0}, outages_{0},
+      relay_unwanted_{0};
 };
 
-Cluster::Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes) : config_(std::move(config)) {
+Cluster::Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes, broker::InterestLedger* ledger)
+    : config_(std::move(config)) {
   if (config_.node_id.empty()) config_.node_id = auth::random_hex(8);
-  node_ = std::make_unique<Node>(config_, std::move(handlers), max_relayed_bytes);
+  node_ = std::make_unique<Node>(config_, std::move(handlers), max_relayed_bytes, ledger);
 }
 
 Cluster::~Cluster() { stop(); }

@@ -4,7 +4,10 @@
 //   <c>:settings:rev        INCR counter;  <c>:settings:changed  channel {revision, node_id}
 //   <c>:messages            channel {node_id, payload}: produced messages relayed to the other nodes
 //   <c>:nonce:<nonce>       a manager proof's nonce, claimed once for the whole cluster (SET NX PX)
-// Each node ignores what carries its own node_id.
+// Each node ignores what carries its own node_id. siomq's own, for the interest-based relay
+// (cluster/interest.h): <c>:nodes (leases), <c>:node:<id>:interest, <c>:node:<id> (its relay channel),
+// <c>:interest (notes). A message goes to <c>:messages only while a reference node shares the cluster;
+// otherwise only to the nodes whose subscriptions want it (cluster/interest_sync.h).
 //
 // Guarantees: nothing here blocks a caller. While Redis is unreachable the node keeps serving its own
 // clients: relayed messages are dropped (counted; live traffic is best effort across nodes), a settings
@@ -25,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/interest_ledger.h"
 #include "cluster/cluster_config.h"
 #include "cluster/link.h"
 #include "cluster/relay_message.h"
@@ -51,14 +55,13 @@ class Cluster final : public Link {
     // node copies from the shared documents, in case it missed their notes.
     std::function<void()> joined;
   };
-  struct Stats {
-    bool connected = false;
-    uint64_t relayed_out = 0, relayed_in = 0, relay_dropped = 0, relay_refused = 0, outages = 0;
-  };
+  using Stats = LinkStats;
 
   // A node_id is made (16 random hex digits) when the config has none. The relayed text cap is the
   // largest message a peer may hand this node (what a client could send it directly, plus the envelope).
-  Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes);
+  // `ledger`: this node's interest (the broker reports to it); it must outlive the cluster; null: the
+  // node wants nothing relayed (other siomq nodes send it nothing but broadcasts).
+  Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes, broker::InterestLedger* ledger);
   ~Cluster() override;
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
@@ -80,7 +83,7 @@ class Cluster final : public Link {
   // Publishes this node's whole settings document after a change made here (not for adopted ones).
   void publish_settings(std::string document);
 
-  Stats stats() const;
+  Stats stats() const override;
 
  private:
   class Node;  // the cluster thread's state (cluster.cc)

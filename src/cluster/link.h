@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -16,10 +17,25 @@ namespace siomq::cluster {
 // The largest note (a message on one of the cluster's note channels) a node reads.
 inline constexpr size_t kMaxNoteBytes = size_t{1} << 20;
 
+// What the link has done since start (exported in /api/metrics as siomq_cluster_*).
+struct LinkStats {
+  bool connected = false;
+  uint64_t relayed_out = 0;     // produced here and sent to at least one other node
+  uint64_t relayed_in = 0;      // relayed by another node and delivered here
+  uint64_t relay_dropped = 0;   // not sent: Redis away or too slow
+  uint64_t relay_refused = 0;   // read from Redis and refused (not a relayed message)
+  uint64_t relay_unwanted = 0;  // produced here and wanted by no other node: not sent
+  uint64_t outages = 0;
+  size_t peers = 0;             // other siomq nodes whose interest this node holds
+  size_t interest_terms = 0;    // this node's, as published
+  bool reference_mode = false;  // relaying on <c>:messages for reference nodes
+};
+
 class Link {
  public:
   virtual ~Link() = default;
   virtual const std::string& node_id() const = 0;
+  virtual LinkStats stats() const = 0;
   // Sends a produced message to the other nodes (m.node_id is set by the link).
   virtual void relay(RelayedMessage m) = 0;
   // Claims a manager proof's nonce for the whole cluster: Ok the first time anywhere, 401 after, 503 when

@@ -105,6 +105,9 @@ void Server::start_queues() {
   pool_ = std::make_unique<net::WorkerPool>(threads_);
   sio_ = std::make_unique<net::SioServer>(*pool_);
   broker_ = std::make_unique<broker::Broker>();
+  // In a cluster, the realms count what their subscriptions want from the other nodes (before the
+  // durable subscriptions are restored below: they count too).
+  if (settings_.cluster.enabled) broker_->track_interest(&interest_);
   broker::QueueOptions queue_options;
   queue_options.default_ttl_ms = st.default_ttl_ms;
   queue_options.max_queued_per_realm = st.max_queued_per_realm;
@@ -177,7 +180,7 @@ void Server::join_cluster() {
   handlers.joined = [ctx] { surfaces::copy_shared_keys(*ctx); };
   // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope.
   const size_t max_relayed = std::max(settings_.transport.max_payload, surfaces::kMaxTransferBytesPerSocket) + 64 * 1024;
-  cluster_ = std::make_shared<cluster::Cluster>(config, std::move(handlers), max_relayed);
+  cluster_ = std::make_shared<cluster::Cluster>(config, std::move(handlers), max_relayed, &interest_);
   cluster::Cluster* c = cluster_.get();
   ctx->cluster = cluster_;
   live_.on_changed([c](const nlohmann::json& doc) { c->publish_settings(doc.dump()); });

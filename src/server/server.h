@@ -36,6 +36,7 @@
 #include <string>
 
 #include "auth/live_settings.h"
+#include "broker/interest_ledger.h"
 #include "net/http_connection.h"
 #include "server/settings.h"
 #include "surfaces/remote/remote_surface.h"
@@ -136,6 +137,9 @@ class Server {
   unsigned threads_ = 0;
   std::unique_ptr<net::WorkerPool> pool_;
   std::unique_ptr<net::SioServer> sio_;
+  // What this node's subscriptions want from the other nodes (in a cluster): the broker reports to it,
+  // the cluster reads it; it outlives both.
+  broker::InterestLedger interest_;
   std::unique_ptr<broker::Broker> broker_;
   std::unique_ptr<broker::DurableQueues> queues_;
   boost::asio::io_context main_io_;  // the main thread's loop

@@ -11,36 +11,13 @@ const assert = require('node:assert/strict');
 const { connectV4, emitAck, once: onceArgs, waitFor, TIME_SCALE } = require('./lib/clients');
 const { manage, authenticate, signedAck, sha256 } = require('./lib/tyo_auth');
 const { redis, subscriber } = require('./lib/redis');
-const { clusterPrefix, startNode, privateRedis, pausableProxy, delay } = require('./lib/cluster');
+const {
+  clusterPrefix, startNode, privateRedis, pausableProxy, delay, client, collect, settle, subscribe, CROSS_MS, warmUp, real,
+} = require('./lib/cluster');
 
 const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
 const ADMIN = 'cluster-admin-token';
 const once = async (socket, event) => (await onceArgs(socket, event))[0];
-
-async function client(t, node) {
-  const s = await connectV4(node.url, { transports: ['websocket'] });
-  t.after(() => s.close());
-  return s;
-}
-
-function collect(socket, event) {
-  const got = [];
-  socket.on(event, (m) => got.push(m));
-  return got;
-}
-
-// A round trip through each socket's server, so that what was sent before has been handled.
-async function settle(...sockets) {
-  await Promise.all(sockets.map((s) => s.timeout(5000).emitWithAck('PING', {})));
-}
-
-async function subscribe(socket, fields) {
-  socket.emit('SUBSCRIBE', fields);
-  await settle(socket);
-}
-
-// What a relayed message takes to cross: the subscriber sees it within this (generous under sanitizers).
-const CROSS_MS = 5000 * TIME_SCALE;
 
 async function threeNodes(t, settings = {}) {
   const prefix = clusterPrefix(t, REDIS_URL);
@@ -58,21 +35,28 @@ test('three nodes: a message produced on one reaches exact, TM-ALL and topic sub
     await subscribe(onB, { event: 'placed', producer: 'orders', consumer: 'mailer' });
     await subscribe(onC, { event: 'TM-ALL', producer: 'orders', consumer: 'all-of-orders' });
     await subscribe(topicC, { event: 'placed/+', producer: 'TYO-MQ-ALL', consumer: 'topics', mode: 'topic' });
-    const gotA = collect(onA, 'CONSUME-orders-placed');
-    const gotB = collect(onB, 'CONSUME-orders-placed');
-    const gotC = collect(onC, 'CONSUME-orders-TM-ALL');
-    const gotTopic = [];
-    topicC.onAny((event, m) => { if (event.startsWith('CONSUME-')) gotTopic.push([event, m]); });
+    const allA = collect(onA, 'CONSUME-orders-placed');
+    const allB = collect(onB, 'CONSUME-orders-placed');
+    const allC = collect(onC, 'CONSUME-orders-TM-ALL');
+    const allTopic = [];
+    topicC.onAny((event, m) => { if (event.startsWith('CONSUME-')) allTopic.push(m); });
+    // Until each node's subscriptions are in node A's view of the cluster's interest.
+    await warmUp(p, { event: 'placed/warm', from: 'orders' }, () => allTopic.length > 0 && allC.length > 0);
+    await warmUp(p, { event: 'placed', from: 'orders' }, () => allB.length > 0);
+    await settle(p, onA, onB, onC, topicC);
+    const [gotA, gotB, gotC] = [allA, allB, allC].map((list) => ({ get length() { return real(list).length; }, list }));
+    const gotTopic = { get length() { return real(allTopic).length; } };
     p.emit('PRODUCE', { event: 'placed', from: 'orders', message: { id: 1, total: 9.5 } });
     p.emit('PRODUCE', { event: 'placed/eu', from: 'orders', message: 'eu', contentType: 'text/plain' });
     await waitFor(() => gotA.length === 1 && gotB.length === 1 && gotC.length === 2 && gotTopic.length === 1, CROSS_MS,
       'deliveries on all three nodes');
-    assert.deepEqual(gotB[0], { event: 'placed', message: { id: 1, total: 9.5 }, from: 'orders' });
-    assert.deepEqual(gotA[0], gotB[0]);
-    assert.deepEqual(gotC[0], gotB[0]);
-    assert.deepEqual(gotTopic[0][1], { event: 'placed/eu', message: 'eu', from: 'orders', content_type: 'text/plain' });
+    assert.deepEqual(real(allB)[0], { event: 'placed', message: { id: 1, total: 9.5 }, from: 'orders' });
+    assert.deepEqual(real(allA)[0], real(allB)[0]);
+    assert.deepEqual(real(allC)[0], real(allB)[0]);
+    assert.deepEqual(real(allTopic)[0], { event: 'placed/eu', message: 'eu', from: 'orders', content_type: 'text/plain' });
     // And the other way: produced on C, delivered on A and B.
     const q = await client(t, c);
+    await warmUp(q, { event: 'placed', from: 'orders' }, () => allA.length - real(allA).length > 1 && allB.length - real(allB).length > 1);
     q.emit('PRODUCE', { event: 'placed', from: 'orders', message: 2 });
     await waitFor(() => gotA.length === 2 && gotB.length === 2, CROSS_MS, 'deliveries from node C');
     await delay(200);
@@ -345,12 +329,13 @@ test('redis goes away and comes back: each node keeps serving its own clients, s
     await subscribe(remoteC, { event: 'tick', producer: 'clock', consumer: 'remote' });
     const local = collect(localC, 'CONSUME-clock-tick');
     const remote = collect(remoteC, 'CONSUME-clock-tick');
+    await warmUp(p, { event: 'tick', from: 'clock' }, () => remote.length > 0);
     p.emit('PRODUCE', { event: 'tick', from: 'clock', message: 1 });
-    await waitFor(() => local.length === 1 && remote.length === 1, CROSS_MS, 'first tick on both nodes');
+    await waitFor(() => real(local).length === 1 && real(remote).length === 1, CROSS_MS, 'first tick on both nodes');
     await r.kill();
     await a.waitForLog(/cluster: redis at \S+ lost/, 10000 * TIME_SCALE);
     p.emit('PRODUCE', { event: 'tick', from: 'clock', message: 2 });
-    await waitFor(() => local.length === 2, CROSS_MS, 'local delivery during the outage');
+    await waitFor(() => real(local).length === 2, CROSS_MS, 'local delivery during the outage');
     await delay(1500);  // a few reconnection attempts: still one line in the log
     assert.equal(a.logs().match(/cluster: redis at \S+ (lost|unreachable)/g).length, 1, a.logs());
     await r.start();

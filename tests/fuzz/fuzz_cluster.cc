@@ -1,16 +1,19 @@
 // libFuzzer target for what a cluster's nodes read from Redis (src/cluster): relayed messages
 // (decode_relay), the shared settings document and its change note, the shared authorization requests
-// and their decision note, the shared key directory and its change note.
+// and their decision note, the shared key directory and its change note, the interest notes and hash
+// fields of the interest-based relay.
 //
 // Invariants: nothing crashes or takes more than linear time (-timeout); a message that decodes encodes
 // back to text that decodes to the same message (so a relayed message is passed on unchanged, whatever
 // node wrote it); a shared document's `settings` is valid JSON; a note's author round-trips; a requests
 // document that parses writes back valid JSON that parses to the same text, and stays so after a request
-// is filed and decided in it.
+// is filed and decided in it; an interest note that decodes encodes back to the same note, and the
+// view it is applied to matches without crashing.
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "cluster/interest.h"
 #include "cluster/relay_message.h"
 #include "cluster/shared_keys.h"
 #include "cluster/shared_requests.h"
@@ -74,5 +77,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(static_cast<bool>(js::validate(keys->text())));
   }
   if (auto note = decode_keys_note(text)) check(decode_keys_note(encode_keys_note(*note)).has_value());
+  if (auto note = decode_interest_note(text, 1 << 20)) {
+    if (!note->reread) {
+      auto tail = interest_note_tail(note->add, note->remove);
+      if (tail) {
+        auto back = decode_interest_note(interest_note_head(note->node_id) + std::to_string(note->version) + *tail, 1 << 21);
+        check(back && back->node_id == note->node_id && back->add == note->add && back->remove == note->remove);
+      }
+    }
+    InterestView view;
+    view.replace(note->node_id, note->version ? note->version - 1 : 0, {});
+    view.apply(*note);
+    std::vector<std::string> out;
+    for (const auto& t : note->add) view.targets(t.realm, t.term, t.term, out);
+    check(out.size() <= note->add.size());
+  }
+  if (auto field = decode_interest_field(text)) {
+    auto again = decode_interest_field(interest_field(*field));
+    check(again && *again == *field);
+  }
   return 0;
 }

@@ -86,6 +86,25 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Gauge>& worker_sessions;
   std::vector<prometheus::Gauge*> worker_gauges;
   prometheus::Histogram& store_writes;
+  // Made at the first scrape that has cluster figures: a node alone shows none.
+  struct ClusterFamilies {
+    explicit ClusterFamilies(prometheus::Registry& r)
+        : connected(plain_gauge(r, "siomq_cluster_connected", "1 while this node's link to the cluster's Redis is up")),
+          peers(plain_gauge(r, "siomq_cluster_peers", "Other siomq nodes whose interest this node holds")),
+          interest_terms(plain_gauge(r, "siomq_cluster_interest_terms", "(realm, event) terms this node asks the others for")),
+          reference_mode(plain_gauge(r, "siomq_cluster_reference_mode",
+                                     "1 while messages are relayed on <prefix>:messages for reference nodes")),
+          relayed_out{&plain_counter(r, "siomq_cluster_relayed_out_total", "Messages produced here and sent to other nodes")},
+          relayed_in{&plain_counter(r, "siomq_cluster_relayed_in_total", "Messages relayed by other nodes and delivered here")},
+          relay_dropped{&plain_counter(r, "siomq_cluster_relay_dropped_total", "Messages not relayed: Redis away or behind")},
+          relay_refused{&plain_counter(r, "siomq_cluster_relay_refused_total", "Texts on the relay channels that were not messages")},
+          relay_unwanted{&plain_counter(r, "siomq_cluster_relay_unwanted_total",
+                                        "Messages produced here that no other node wanted: not sent")},
+          outages{&plain_counter(r, "siomq_cluster_outages_total", "Times Redis went away")} {}
+    prometheus::Gauge &connected, &peers, &interest_terms, &reference_mode;
+    MirroredCounter relayed_out, relayed_in, relay_dropped, relay_refused, relay_unwanted, outages;
+  };
+  std::unique_ptr<ClusterFamilies> cluster;
   std::mutex scrape_mu;  // render() runs one at a time: the mirrored totals and the gauges are set there
 };
 
@@ -136,6 +155,20 @@ std::string Metrics::render(const Now& now) {
     f.queued_now.Set(static_cast<double>(q->queued));
     f.in_flight.Set(static_cast<double>(q->in_flight));
     f.dead_now.Set(static_cast<double>(q->dead));
+  }
+  if (const auto& c = now.cluster) {
+    if (!f.cluster) f.cluster = std::make_unique<Families::ClusterFamilies>(*f.registry);
+    Families::ClusterFamilies& k = *f.cluster;
+    k.connected.Set(c->connected ? 1 : 0);
+    k.peers.Set(static_cast<double>(c->peers));
+    k.interest_terms.Set(static_cast<double>(c->interest_terms));
+    k.reference_mode.Set(c->reference_mode ? 1 : 0);
+    k.relayed_out.update(c->relayed_out);
+    k.relayed_in.update(c->relayed_in);
+    k.relay_dropped.update(c->relay_dropped);
+    k.relay_refused.update(c->relay_refused);
+    k.relay_unwanted.update(c->relay_unwanted);
+    k.outages.update(c->outages);
   }
   auto families = f.registry->Collect();
   // A family none of whose series was ever incremented is left out, HELP and TYPE lines included.

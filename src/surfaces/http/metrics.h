@@ -12,7 +12,9 @@
 // siomq's (always present): siomq_deliveries_total, siomq_messages_{stored,acked,redelivered,
 // dead_lettered,expired,dropped}_total, the gauges siomq_messages_queued, siomq_messages_in_flight,
 // siomq_dead_letters, siomq_worker_sessions{worker}, siomq_slow_consumers_total and the histogram
-// siomq_store_write_seconds.
+// siomq_store_write_seconds. On a node in a cluster (only there): siomq_cluster_connected,
+// siomq_cluster_{relayed_out,relayed_in,relay_dropped,relay_refused,relay_unwanted,outages}_total and the
+// gauges siomq_cluster_peers, siomq_cluster_interest_terms, siomq_cluster_reference_mode.
 //
 // One per process (process_metrics()): the counters describe the process, like a Prometheus client's
 // default registry. The tyo-mq surface, the SSE streams, the durable queues (as their QueueObserver) and
@@ -28,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +80,13 @@ class Metrics : public broker::QueueObserver {
     std::vector<size_t> worker_sessions;   // by worker
     uint64_t slow_consumers = 0;           // sessions closed as slow consumers since start
     const broker::QueueStats* queues = nullptr;
+    // The cluster link's figures (cluster::LinkStats), on a node in a cluster.
+    struct Cluster {
+      bool connected = false, reference_mode = false;
+      uint64_t relayed_out = 0, relayed_in = 0, relay_dropped = 0, relay_refused = 0, relay_unwanted = 0, outages = 0;
+      size_t peers = 0, interest_terms = 0;
+    };
+    std::optional<Cluster> cluster;
   };
   // The Prometheus text format (0.0.4) of every family with at least one series. Linear in the series.
   std::string render(const Now& now);

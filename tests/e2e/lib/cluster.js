@@ -11,7 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { startServer, delay } = require('./server');
 const { redis } = require('./redis');
-const { waitFor, TIME_SCALE } = require('./clients');
+const { connectV4, waitFor, TIME_SCALE } = require('./clients');
 
 // A cluster prefix of the test's own; every key under it is deleted after the test.
 function clusterPrefix(t, url) {
@@ -109,4 +109,47 @@ async function pausableProxy(t, target) {
   };
 }
 
-module.exports = { clusterPrefix, startNode, privateRedis, pausableProxy, delay };
+// A WebSocket client of `node`, closed after the test.
+async function client(t, node) {
+  const s = await connectV4(node.url, { transports: ['websocket'] });
+  t.after(() => s.close());
+  return s;
+}
+
+// Every `event` the socket receives, in order.
+function collect(socket, event) {
+  const got = [];
+  socket.on(event, (m) => got.push(m));
+  return got;
+}
+
+// A round trip through each socket's server, so that what was sent before has been handled.
+async function settle(...sockets) {
+  await Promise.all(sockets.map((s) => s.timeout(5000).emitWithAck('PING', {})));
+}
+
+async function subscribe(socket, fields) {
+  socket.emit('SUBSCRIBE', fields);
+  await settle(socket);
+}
+
+// What a relayed message takes to cross: the subscriber sees it within this (generous under sanitizers).
+const CROSS_MS = 5000 * TIME_SCALE;
+
+// A subscription made on one node reaches the others' view of its interest a round trip through Redis
+// later (docs/scale-out.md): `producer` sends { event, from, message: '__warm-up__' } every 50 ms until
+// each of `received()` says it has one. Tests then leave the warm-up copies out of what they count.
+const WARM_UP = '__warm-up__';
+async function warmUp(producer, { event, from, extra = {} }, received) {
+  await waitFor(async () => {
+    producer.emit('PRODUCE', { event, from, message: WARM_UP, ...extra });
+    await delay(50);
+    return received();
+  }, CROSS_MS, `a warm-up '${event}' crossing`);
+}
+const real = (list) => list.filter((m) => m.message !== WARM_UP);
+
+module.exports = {
+  clusterPrefix, startNode, privateRedis, pausableProxy, delay, client, collect, settle, subscribe, CROSS_MS, warmUp, real,
+  WARM_UP,
+};

@@ -97,8 +97,9 @@ function storeFor(t, backend, tempDir) {
 }
 
 // A SUBSCRIBE connection: every message on `channels` is kept as {channel, message}; close() ends it.
-// Resolves once Redis confirmed every channel.
-function subscriber(url, channels) {
+// Resolves once Redis confirmed every channel. With { pattern: true } it PSUBSCRIBEs instead: an observer
+// that PUBSUB NUMSUB does not count (so siomq nodes do not take it for a reference node).
+function subscriber(url, channels, { pattern = false } = {}) {
   const { host, port } = parseUrl(url);
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, host);
@@ -106,7 +107,7 @@ function subscriber(url, channels) {
     const messages = [];
     let confirmed = 0;
     sock.on('error', reject);
-    sock.on('connect', () => sock.write(encode(['SUBSCRIBE', ...channels])));
+    sock.on('connect', () => sock.write(encode([pattern ? 'PSUBSCRIBE' : 'SUBSCRIBE', ...channels])));
     sock.on('data', (chunk) => {
       buf = Buffer.concat([buf, chunk]);
       let pos = 0;
@@ -115,8 +116,11 @@ function subscriber(url, channels) {
         if (!r) break;
         pos = r[1];
         const [kind, channel, body] = r[0];
-        if (kind === 'subscribe' && ++confirmed === channels.length) resolve({ messages, close: () => sock.destroy() });
+        if ((kind === 'subscribe' || kind === 'psubscribe') && ++confirmed === channels.length) {
+          resolve({ messages, close: () => sock.destroy() });
+        }
         if (kind === 'message') messages.push({ channel, message: body });
+        if (kind === 'pmessage') messages.push({ channel: r[0][2], message: r[0][3] });
       }
       buf = buf.subarray(pos);
     });

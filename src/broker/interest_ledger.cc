@@ -1,0 +1,63 @@
+#include "broker/interest_ledger.h"
+
+namespace siomq::broker {
+
+size_t InterestTermHash::operator()(const InterestTerm& t) const noexcept {
+  std::hash<std::string> h;
+  // The realm's hash mixed in, so that ("a", "b") and ("b", "a") differ.
+  return h(t.realm) * 1000003u ^ h(t.term);
+}
+
+void InterestLedger::set_wake(std::function<void()> wake) {
+  std::lock_guard lock(mu_);
+  wake_ = std::move(wake);
+}
+
+void InterestLedger::report(const std::string& realm, const std::vector<std::pair<std::string, int>>& deltas) {
+  if (deltas.empty()) return;
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [term, delta] : deltas) {
+      InterestTerm key{realm, term};
+      auto it = counts_.try_emplace(key, 0).first;
+      it->second += delta;
+      // Zero: nothing of this realm's lives wants it. Below zero cannot happen while every -1 follows
+      // its +1; the entry is dropped all the same, so a bad report cannot hold memory.
+      if (it->second <= 0) counts_.erase(it);
+      dirty_.insert(std::move(key));
+    }
+    if (!woken_ && wake_) {
+      woken_ = true;
+      wake = wake_;
+    }
+  }
+  if (wake) wake();
+}
+
+std::vector<InterestTerm> InterestLedger::snapshot() {
+  std::lock_guard lock(mu_);
+  dirty_.clear();
+  woken_ = false;
+  std::vector<InterestTerm> out;
+  out.reserve(counts_.size());
+  for (const auto& [term, count] : counts_) out.push_back(term);
+  return out;
+}
+
+std::vector<InterestLedger::Change> InterestLedger::drain() {
+  std::lock_guard lock(mu_);
+  woken_ = false;
+  std::vector<Change> out;
+  out.reserve(dirty_.size());
+  for (const auto& term : dirty_) out.push_back({term, counts_.count(term) > 0});
+  dirty_.clear();
+  return out;
+}
+
+size_t InterestLedger::size() {
+  std::lock_guard lock(mu_);
+  return counts_.size();
+}
+
+}  // namespace siomq::broker

@@ -1,0 +1,65 @@
+// This node's interest, for the cluster (docs/scale-out.md, "Interest-based relay"): per realm, the
+// terms its subscriptions name ("=" subscription key, "~" topic pattern: cluster/interest.h) — so that other nodes relay a message here only when one of them matches. The realms'
+// registries count their own subscriptions per term and report each term that appears or goes
+// (RealmRegistry::take_interest_deltas); the ledger sums those reports over the realms' lives (a realm
+// removed while another of the same name is made reports its -1 and the new one its +1, in either
+// order) and keeps which (realm, term) changed since the cluster last looked.
+//
+// Threading: report() is called by any worker, under a realm's lock; the cluster thread calls snapshot()
+// and drain(). One mutex; nothing is done under it but counting. The wake callback (set once, before any
+// report) is called outside the mutex, at most once between two drain()s, so a burst of subscriptions
+// costs the cluster thread one wake-up.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace siomq::broker {
+
+struct InterestTerm {
+  std::string realm, term;
+  bool operator==(const InterestTerm&) const = default;
+};
+
+struct InterestTermHash {
+  size_t operator()(const InterestTerm& t) const noexcept;
+};
+
+class InterestLedger {
+ public:
+  struct Change {
+    InterestTerm term;
+    bool present;  // whether the node wants it now
+  };
+
+  // `wake` is called (on the reporting thread) when a term changes and the cluster has not been woken
+  // since its last drain().
+  void set_wake(std::function<void()> wake);
+
+  // A realm's registry reports its terms' appearances (+1) and departures (-1).
+  void report(const std::string& realm, const std::vector<std::pair<std::string, int>>& deltas);
+
+  // Every term held now; what changed before is folded in (drain() then returns nothing older).
+  std::vector<InterestTerm> snapshot();
+  // The terms whose presence may have changed since the last snapshot() or drain(), with their presence
+  // now (a term that came and went is reported absent).
+  std::vector<Change> drain();
+
+  size_t size();
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<InterestTerm, int64_t, InterestTermHash> counts_;
+  std::unordered_set<InterestTerm, InterestTermHash> dirty_;
+  std::function<void()> wake_;
+  bool woken_ = false;
+};
+
+}  // namespace siomq::broker

@@ -1,0 +1,332 @@
+#include "cluster/interest_sync.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "cluster/link.h"
+#include "wire/clock.h"
+
+namespace siomq::cluster {
+
+namespace asio = boost::asio;
+using redis::Value;
+
+namespace {
+
+// This node's hash written whole, its lease taken, and a note that makes every other node read it.
+// KEYS: hash, nodes, note channel. ARGV: node id, lease ms, note head, note tail, the last version this
+// node wrote, fields… The version goes on from the hash's or this node's, whichever is further, so that
+// it never goes back while the node lives (Redis may have lost the hash); a node restarted under the same
+// id may go back, which the others see at their next heartbeat (and on the reread note, which reads).
+constexpr const char* kRewriteScript = R"lua(
+local v = math.max(tonumber(redis.call('HGET', KEYS[1], 'v') or '0'), tonumber(ARGV[5])) + 1
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'v', v)
+for i = 6, #ARGV do redis.call('HSET', KEYS[1], ARGV[i], '1') end
+local lease = tonumber(ARGV[2])
+redis.call('PEXPIRE', KEYS[1], 3 * lease)
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], t[1] * 1000 + math.floor(t[2] / 1000) + lease, ARGV[1])
+redis.call('PUBLISH', KEYS[3], ARGV[3] .. v .. ARGV[4])
+return v
+)lua";
+
+// A change of this node's hash and its note, one version further. -1 when the hash is gone (the lease
+// ended and another node dropped it, or Redis lost it): the node then writes it whole.
+// KEYS: hash, note channel. ARGV: note head, note tail, how many fields are added, added…, removed…
+constexpr const char* kChangeScript = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
+local n = tonumber(ARGV[3])
+for i = 4, 3 + n do redis.call('HSET', KEYS[1], ARGV[i], '1') end
+for i = 4 + n, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
+redis.call('PUBLISH', KEYS[2], ARGV[1] .. v .. ARGV[2])
+return v
+)lua";
+
+// The lease renewed, the nodes whose lease ended dropped with their hashes, and every live node's version.
+// KEYS: nodes, this node's hash. ARGV: node id, lease ms, prefix.
+// Answers {1 or 0 (whether this node's hash still exists), node, version, node, version, …}.
+constexpr const char* kHeartbeatScript = R"lua(
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
+  if id ~= ARGV[1] then redis.call('DEL', ARGV[3] .. ':node:' .. id .. ':interest') end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local out = {redis.call('EXISTS', KEYS[2])}
+if out[1] == 1 then
+  local lease = tonumber(ARGV[2])
+  redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], 3 * lease)
+end
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', ARGV[3] .. ':node:' .. id .. ':interest', 'v') or ''
+end
+return out
+)lua";
+
+// More nodes than this in one answer are not read (a hostile or broken Redis must not make this node
+// read without bound).
+constexpr size_t kMaxNodes = 1000;
+
+std::optional<uint64_t> parse_version(std::string_view text) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+InterestSync::InterestSync(asio::io_context& io, const ClusterConfig& config, broker::InterestLedger* ledger, Command command)
+    : config_(config),
+      ledger_(ledger),
+      command_(std::move(command)),
+      heartbeat_timer_(io),
+      heartbeat_every_(std::max<int64_t>(config.node_lease_ms / 4, 50)) {
+  const std::string& c = config_.prefix;
+  relay_channel_ = c + ":node:" + config_.node_id;
+  note_channel_ = c + ":interest";
+  messages_channel_ = c + ":messages";
+  hash_key_ = relay_channel_ + ":interest";
+  nodes_key_ = c + ":nodes";
+  node_channel_prefix_ = c + ":node:";
+}
+
+void InterestSync::joined() {
+  ++epoch_;
+  up_ = true;
+  flushing_ = flush_again_ = false;
+  reading_.clear();
+  read_again_.clear();
+  rewrite();
+  heartbeat();
+}
+
+void InterestSync::lost() {
+  ++epoch_;
+  up_ = false;
+  flushing_ = flush_again_ = false;
+  reading_.clear();
+  read_again_.clear();
+  heartbeat_timer_.cancel();
+}
+
+void InterestSync::rewrite() {
+  rewrite_due_ = false;
+  std::vector<InterestTerm> terms = ledger_ ? ledger_->snapshot() : std::vector<InterestTerm>{};
+  std::vector<std::string> args{"EVAL", kRewriteScript, "3", hash_key_, nodes_key_, note_channel_, config_.node_id,
+                                std::to_string(config_.node_lease_ms), interest_note_head(config_.node_id),
+                                interest_reread_tail(), std::to_string(version_)};
+  args.reserve(args.size() + terms.size());
+  published_.clear();
+  for (auto& t : terms) {
+    args.push_back(interest_field(t));
+    published_.insert(std::move(t));
+  }
+  count();
+  flushing_ = true;
+  command_(std::move(args), [this, epoch = epoch_](Result<Value> r) {
+    if (epoch != epoch_) return;
+    flushing_ = false;
+    if (!r || r->kind != Value::Kind::integer) {
+      spdlog::warn("cluster: this node's interest was not written: {}", r ? r->text : r.error().message);
+      rewrite_due_ = true;  // by the next heartbeat
+      return;
+    }
+    version_ = static_cast<uint64_t>(std::max<long long>(r->integer, 0));
+    if (flush_again_) flush();
+  });
+}
+
+void InterestSync::wake() {
+  if (!up_) return;  // joined() takes the whole snapshot
+  if (flushing_) {
+    flush_again_ = true;
+    return;
+  }
+  flush();
+}
+
+void InterestSync::flush() {
+  flush_again_ = false;
+  if (!ledger_) return;
+  std::vector<InterestTerm> add, remove;
+  for (auto& c : ledger_->drain()) {
+    bool held = published_.count(c.term) > 0;
+    if (c.present && !held) add.push_back(std::move(c.term));
+    else if (!c.present && held) remove.push_back(std::move(c.term));
+  }
+  if (add.empty() && remove.empty()) return;
+  std::optional<std::string> tail = interest_note_tail(add, remove);
+  std::vector<std::string> args{"EVAL", kChangeScript, "2", hash_key_, note_channel_, interest_note_head(config_.node_id),
+                                tail ? std::move(*tail) : interest_reread_tail(), std::to_string(add.size())};
+  args.reserve(args.size() + add.size() + remove.size());
+  for (auto& t : add) {
+    args.push_back(interest_field(t));
+    published_.insert(std::move(t));
+  }
+  for (auto& t : remove) {
+    args.push_back(interest_field(t));
+    published_.erase(t);
+  }
+  count();
+  flushing_ = true;
+  command_(std::move(args), [this, epoch = epoch_](Result<Value> r) {
+    if (epoch != epoch_) return;
+    flushing_ = false;
+    if (r && r->kind == Value::Kind::integer && r->integer < 0) return rewrite();
+    if (!r || r->kind != Value::Kind::integer) {
+      // Redis refused the script: what it holds is unknown now; the next heartbeat writes it whole.
+      spdlog::warn("cluster: this node's interest was not changed: {}", r ? r->text : r.error().message);
+      rewrite_due_ = true;
+      return;
+    }
+    version_ = static_cast<uint64_t>(r->integer);
+    if (flush_again_) flush();
+  });
+}
+
+void InterestSync::arm_heartbeat() {
+  heartbeat_timer_.expires_after(heartbeat_every_);
+  heartbeat_timer_.async_wait([this, epoch = epoch_](const boost::system::error_code& ec) {
+    if (!ec && epoch == epoch_ && up_) heartbeat();
+  });
+}
+
+void InterestSync::heartbeat() {
+  command_({"EVAL", kHeartbeatScript, "2", nodes_key_, hash_key_, config_.node_id, std::to_string(config_.node_lease_ms),
+            config_.prefix},
+           [this, epoch = epoch_](Result<Value> r) {
+             if (epoch != epoch_) return;
+             if (r && r->kind == Value::Kind::array) on_heartbeat(*r);
+             else spdlog::warn("cluster: lease not renewed: {}", r ? r->text : r.error().message);
+           });
+  if (config_.reference_relay == "auto") {
+    command_({"PUBSUB", "NUMSUB", messages_channel_}, [this, epoch = epoch_](Result<Value> r) {
+      if (epoch != epoch_ || !r || r->kind != Value::Kind::array || r->items.size() != 2) return;
+      // Every live siomq node listens there once; more listeners are reference nodes.
+      if (r->items[1].kind == Value::Kind::integer && static_cast<size_t>(r->items[1].integer) > live_.size())
+        saw_reference();
+    });
+  }
+  arm_heartbeat();
+}
+
+void InterestSync::on_heartbeat(const Value& v) {
+  if (v.items.empty() || v.items[0].kind != Value::Kind::integer) return;
+  // Our lease ended and another node dropped the hash, or a script of ours failed: write it whole.
+  if ((v.items[0].integer == 0 || rewrite_due_) && !flushing_) rewrite();
+  std::unordered_set<std::string> live{config_.node_id};
+  for (size_t i = 1; i + 1 < v.items.size() && live.size() <= kMaxNodes; i += 2) {
+    const Value& id = v.items[i];
+    const Value& version = v.items[i + 1];
+    if (id.kind != Value::Kind::string || id.text.empty() || id.text == config_.node_id) continue;
+    live.insert(id.text);
+    auto held = parse_version(version.text);
+    if (!held) continue;  // no hash yet: its rewrite note comes
+    if (!view_.knows(id.text) || *held > view_.version(id.text)) read(id.text, false);
+    else if (*held < view_.version(id.text)) read(id.text, true);  // Redis lost it and the node wrote it anew
+  }
+  for (const auto& node : view_.nodes()) {
+    if (!live.count(node)) view_.forget(node);
+  }
+  live_ = std::move(live);
+  count();
+}
+
+void InterestSync::read(const std::string& node, bool force) {
+  if (reading_.count(node)) {
+    read_again_[node] |= force;
+    return;
+  }
+  reading_.insert(node);
+  interest_reads_.fetch_add(1, std::memory_order_relaxed);
+  command_({"HGETALL", node_channel_prefix_ + node + ":interest"}, [this, node, force, epoch = epoch_](Result<Value> r) {
+    if (epoch != epoch_) return;
+    reading_.erase(node);
+    if (r && r->kind == Value::Kind::array && r->items.size() % 2 == 0 && !r->items.empty()) {
+      std::optional<uint64_t> version;
+      std::vector<std::string> fields;
+      fields.reserve(r->items.size() / 2);
+      for (size_t i = 0; i + 1 < r->items.size(); i += 2) {
+        if (r->items[i].text == "v") version = parse_version(r->items[i + 1].text);
+        else fields.push_back(std::move(r->items[i].text));
+      }
+      if (version) {
+        if (force) view_.forget(node);
+        view_.replace(node, *version, fields);
+      }
+    } else if (r && r->kind == Value::Kind::array) {
+      view_.forget(node);  // gone: its lease ended
+    }
+    count();
+    if (auto again = read_again_.find(node); again != read_again_.end()) {
+      bool forced = again->second;
+      read_again_.erase(again);
+      read(node, forced);
+    }
+  });
+}
+
+void InterestSync::on_note(std::string_view body) {
+  auto note = decode_interest_note(body, kMaxNoteBytes);
+  if (!note) {
+    notes_refused_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (note->node_id == config_.node_id) return;
+  if (live_.size() < kMaxNodes) live_.insert(note->node_id);
+  // A reread note (the node wrote its hash whole) is read whatever version is held: Redis may have
+  // lost the hash, the node may have restarted.
+  if (!view_.apply(*note)) read(note->node_id, note->reread);
+}
+
+void InterestSync::heard_on_messages(const std::string& node) {
+  if (config_.reference_relay != "auto" || live_.count(node)) return;
+  saw_reference();
+}
+
+// A reference node is taken to be there for a lease's time after it was last seen.
+void InterestSync::saw_reference() {
+  reference_until_ms_.store(steady_ms() + config_.node_lease_ms, std::memory_order_relaxed);
+}
+
+bool InterestSync::reference_mode() const {
+  if (config_.reference_relay == "always") return true;
+  if (config_.reference_relay == "never") return false;
+  return steady_ms() < reference_until_ms_.load(std::memory_order_relaxed);
+}
+
+void InterestSync::count() {
+  peers_.store(view_.size(), std::memory_order_relaxed);
+  terms_.store(published_.size(), std::memory_order_relaxed);
+}
+
+void InterestSync::route(std::string_view realm, std::string_view producer, std::string_view event, bool broadcast,
+                         std::vector<std::string>& out) const {
+  if (reference_mode()) return out.push_back(messages_channel_);
+  size_t first = out.size();
+  if (broadcast) {
+    for (const auto& node : view_.nodes()) out.push_back(node);
+  } else {
+    view_.targets(realm, producer, event, out);
+  }
+  for (size_t i = first; i < out.size(); ++i) out[i].insert(0, node_channel_prefix_);
+}
+
+InterestSync::Stats InterestSync::stats() const {
+  Stats s;
+  s.peers = peers_.load(std::memory_order_relaxed);
+  s.terms = terms_.load(std::memory_order_relaxed);
+  s.reference_mode = reference_mode();
+  s.interest_reads = interest_reads_.load(std::memory_order_relaxed);
+  s.notes_refused = notes_refused_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace siomq::cluster
