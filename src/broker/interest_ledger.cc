@@ -15,17 +15,24 @@ void InterestLedger::set_wake(std::function<void()> wake) {
 
 void InterestLedger::report(const std::string& realm, const std::vector<std::pair<std::string, int>>& deltas) {
   if (deltas.empty()) return;
+  // A realm name too long to share: its terms count as every realm's everything.
+  const bool widen = realm.size() > kMaxInterestTermBytes;
   std::function<void()> wake;
   {
     std::lock_guard lock(mu_);
     for (const auto& [term, delta] : deltas) {
-      InterestTerm key{realm, term};
+      InterestTerm key = widen ? InterestTerm{"*", "*"} : InterestTerm{realm, term};
       auto it = counts_.try_emplace(key, 0).first;
       it->second += delta;
       // Zero: nothing of this realm's lives wants it. Below zero cannot happen while every -1 follows
       // its +1; the entry is dropped all the same, so a bad report cannot hold memory.
       if (it->second <= 0) counts_.erase(it);
+      if (overflowed_) continue;
       dirty_.insert(std::move(key));
+      if (dirty_.size() > kMaxDirty) {
+        dirty_.clear();
+        overflowed_ = true;
+      }
     }
     if (!woken_ && wake_) {
       woken_ = true;
@@ -38,16 +45,17 @@ void InterestLedger::report(const std::string& realm, const std::vector<std::pai
 std::vector<InterestTerm> InterestLedger::snapshot() {
   std::lock_guard lock(mu_);
   dirty_.clear();
-  woken_ = false;
+  woken_ = overflowed_ = false;
   std::vector<InterestTerm> out;
   out.reserve(counts_.size());
   for (const auto& [term, count] : counts_) out.push_back(term);
   return out;
 }
 
-std::vector<InterestLedger::Change> InterestLedger::drain() {
+std::optional<std::vector<InterestLedger::Change>> InterestLedger::drain() {
   std::lock_guard lock(mu_);
   woken_ = false;
+  if (overflowed_) return std::nullopt;
   std::vector<Change> out;
   out.reserve(dirty_.size());
   for (const auto& term : dirty_) out.push_back({term, counts_.count(term) > 0});

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,6 +23,11 @@
 #include <vector>
 
 namespace siomq::broker {
+
+// A realm or a term longer than this is not shared as it is: the term becomes "*" (everything in the
+// realm), the realm "*" (every realm) — more traffic, never a message left out. Readers take up to four
+// times this (cluster/interest.h), so that a later, larger limit is read.
+inline constexpr size_t kMaxInterestTermBytes = 1024;
 
 struct InterestTerm {
   std::string realm, term;
@@ -43,14 +49,19 @@ class InterestLedger {
   // since its last drain().
   void set_wake(std::function<void()> wake);
 
+  // Terms changed past this many since the last look (Redis away a long while, under churn): the
+  // changes are forgotten and the cluster told to take a whole snapshot instead.
+  static constexpr size_t kMaxDirty = 100'000;
+
   // A realm's registry reports its terms' appearances (+1) and departures (-1).
   void report(const std::string& realm, const std::vector<std::pair<std::string, int>>& deltas);
 
   // Every term held now; what changed before is folded in (drain() then returns nothing older).
   std::vector<InterestTerm> snapshot();
   // The terms whose presence may have changed since the last snapshot() or drain(), with their presence
-  // now (a term that came and went is reported absent).
-  std::vector<Change> drain();
+  // now (a term that came and went is reported absent). nullopt when more than kMaxDirty changed: take a
+  // snapshot() instead.
+  std::optional<std::vector<Change>> drain();
 
   size_t size();
 
@@ -60,6 +71,7 @@ class InterestLedger {
   std::unordered_set<InterestTerm, InterestTermHash> dirty_;
   std::function<void()> wake_;
   bool woken_ = false;
+  bool overflowed_ = false;
 };
 
 }  // namespace siomq::broker

@@ -152,12 +152,12 @@ RealmRegistry::Subscription& RealmRegistry::upsert(const std::string& key, const
   }
   Subscription& s = *found;
   if (track_interest_) {
-    std::string after = interest_term(key, spec);
+    // The key term stays with the subscription; only a change of mode moves its pattern term.
     if (fresh) {
-      count_interest(after, +1);
-    } else if (std::string before = interest_term(key, s.spec); before != after) {
-      count_interest(before, -1);
-      count_interest(after, +1);
+      count_interest(key, spec, +1);
+    } else if (s.spec.topic != spec.topic) {
+      count_interest(key, s.spec, -1);
+      count_interest(key, spec, +1);
     }
   }
   if (s.spec.topic) topics_.erase(s.pattern, s.index_id);
@@ -173,10 +173,18 @@ RealmRegistry::Subscription& RealmRegistry::upsert(const std::string& key, const
   return s;
 }
 
-// An exact subscription is found by its key (the router looks up three keys a message makes); a topic
-// one by its pattern (which also matches its own text, the one case where the router's key pass finds it).
-std::string RealmRegistry::interest_term(const std::string& key, const SubscribeSpec& spec) {
-  return spec.topic ? "~" + lower(spec.event) : "=" + key;
+// Every subscription is found by its key (the router looks up three keys a message makes: a topic
+// subscription too, e.g. one to event "TM-ALL", or one whose key another producer's name makes); a topic
+// one also by its pattern. A term too long to share stands for the whole realm ("*").
+std::vector<std::string> RealmRegistry::interest_terms(const std::string& key, const SubscribeSpec& spec) {
+  auto bounded = [](std::string term) { return term.size() > kMaxInterestTermBytes ? std::string("*") : term; };
+  std::vector<std::string> out{bounded("=" + key)};
+  if (spec.topic) out.push_back(bounded("~" + lower(spec.event)));
+  return out;
+}
+
+void RealmRegistry::count_interest(const std::string& key, const SubscribeSpec& spec, int delta) {
+  for (const auto& term : interest_terms(key, spec)) count_interest(term, delta);
 }
 
 void RealmRegistry::count_interest(const std::string& term, int delta) {
@@ -217,7 +225,7 @@ std::optional<SubscribeSpec> RealmRegistry::unsubscribe(const std::string& key, 
     topic_subs_.erase(s->index_id);
   }
   SubscribeSpec spec = std::move(s->spec);
-  if (track_interest_) count_interest(interest_term(key, spec), -1);
+  if (track_interest_) count_interest(key, spec, -1);
   subs.by_consumer.erase(consumer);
   subs.in_order.erase(s->index_id);
   --subscription_count_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "broker/endpoint.h"
+#include "broker/interest_ledger.h"
 #include "broker/subject_index.h"
 #include "broker/sublist.h"
 #include "wire/subscription_key.h"
@@ -140,11 +141,11 @@ class RealmRegistry {
   size_t group_counter_count() const { return group_counters_.size(); }
 
   // What the realm's subscriptions want from other nodes (the cluster's interest, broker/interest_ledger.h):
-  // one term per subscription: "=" and its subscription key, or "~" and its lowercased topic pattern
-  // (cluster/interest.h). Counted
-  // only once track_interest() was called (a node in a cluster), at no cost otherwise.
+  // "=" and a subscription's key, and for a topic subscription also "~" and its lowercased pattern; a term
+  // longer than kMaxInterestTermBytes is "*" (the whole realm) instead (cluster/interest.h). Counted only
+  // once track_interest() was called (a node in a cluster), at no cost otherwise.
   void track_interest() { track_interest_ = true; }
-  static std::string interest_term(const std::string& key, const SubscribeSpec& spec);
+  static std::vector<std::string> interest_terms(const std::string& key, const SubscribeSpec& spec);
   // The terms that appeared (+1) or went (-1) since the last call, in order.
   std::vector<std::pair<std::string, int>> take_interest_deltas() { return std::exchange(interest_deltas_, {}); }
   // Every term held now.
@@ -181,6 +182,7 @@ class RealmRegistry {
 
   bool online(const std::string& consumer) const;
   void count_interest(const std::string& term, int delta);
+  void count_interest(const std::string& key, const SubscribeSpec& spec, int delta);
   Subscription& upsert(const std::string& key, const SubscribeSpec& spec);
   Route route_to(const std::string& key, const Subscription& s) const;
   void trim_group_counters();

@@ -187,6 +187,8 @@ bool InterestView::apply(const InterestNote& note) {
   Peer& peer = it->second;
   if (note.version <= peer.version) return true;  // already read with the hash
   if (note.version != peer.version + 1) return false;
+  // Past the cap what the peer holds is unknown here: a removal may bring it back under, so read it.
+  if (peer.everything && !note.remove.empty()) return false;
   for (const auto& t : note.remove) peer.remove(t);
   for (const auto& t : note.add) peer.add(t);
   peer.version = note.version;

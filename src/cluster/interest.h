@@ -43,8 +43,8 @@ using broker::InterestTerm;
 
 // Above this many terms a peer is taken to want every message.
 inline constexpr size_t kMaxPeerTerms = 100'000;
-// A realm or a term longer than this is not an interest this node could match: refused.
-inline constexpr size_t kMaxInterestFieldBytes = 4096;
+// A realm or a term longer than this is refused (writers widen theirs past broker::kMaxInterestTermBytes).
+inline constexpr size_t kMaxInterestFieldBytes = 4 * broker::kMaxInterestTermBytes;
 // A change larger than this goes out as a "reread" note.
 inline constexpr size_t kMaxInterestNoteBytes = 64 * 1024;
 

@@ -21,7 +21,7 @@ namespace {
 // it never goes back while the node lives (Redis may have lost the hash); a node restarted under the same
 // id may go back, which the others see at their next heartbeat (and on the reread note, which reads).
 constexpr const char* kRewriteScript = R"lua(
-local v = math.max(tonumber(redis.call('HGET', KEYS[1], 'v') or '0'), tonumber(ARGV[5])) + 1
+local v = math.max(tonumber(redis.call('HGET', KEYS[1], 'v') or '0') or 0, tonumber(ARGV[5])) + 1
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'v', v)
 for i = 6, #ARGV do redis.call('HSET', KEYS[1], ARGV[i], '1') end
@@ -34,10 +34,11 @@ return v
 )lua";
 
 // A change of this node's hash and its note, one version further. -1 when the hash is gone (the lease
-// ended and another node dropped it, or Redis lost it): the node then writes it whole.
+// ended and another node dropped it, or Redis lost it) or its version is not a number: the node then
+// writes it whole.
 // KEYS: hash, note channel. ARGV: note head, note tail, how many fields are added, added…, removed…
 constexpr const char* kChangeScript = R"lua(
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('EXISTS', KEYS[1]) == 0 or not tonumber(redis.call('HGET', KEYS[1], 'v') or '') then return -1 end
 local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
 local n = tonumber(ARGV[3])
 for i = 4, 3 + n do redis.call('HSET', KEYS[1], ARGV[i], '1') end
@@ -103,6 +104,11 @@ void InterestSync::joined() {
   flushing_ = flush_again_ = false;
   reading_.clear();
   read_again_.clear();
+  // Whatever was held may be stale past what versions can tell (a node restarted under the same id while
+  // this one was away, and came back to the version held): everyone is read again from the first
+  // heartbeat. Until its answer (one round trip) only broadcasts go out.
+  view_.clear();
+  live_.clear();
   rewrite();
   heartbeat();
 }
@@ -155,8 +161,10 @@ void InterestSync::wake() {
 void InterestSync::flush() {
   flush_again_ = false;
   if (!ledger_) return;
+  auto changes = ledger_->drain();
+  if (!changes) return rewrite();  // too many changes while Redis was away: all of it
   std::vector<InterestTerm> add, remove;
-  for (auto& c : ledger_->drain()) {
+  for (auto& c : *changes) {
     bool held = published_.count(c.term) > 0;
     if (c.present && !held) add.push_back(std::move(c.term));
     else if (!c.present && held) remove.push_back(std::move(c.term));
@@ -206,14 +214,6 @@ void InterestSync::heartbeat() {
              if (r && r->kind == Value::Kind::array) on_heartbeat(*r);
              else spdlog::warn("cluster: lease not renewed: {}", r ? r->text : r.error().message);
            });
-  if (config_.reference_relay == "auto") {
-    command_({"PUBSUB", "NUMSUB", messages_channel_}, [this, epoch = epoch_](Result<Value> r) {
-      if (epoch != epoch_ || !r || r->kind != Value::Kind::array || r->items.size() != 2) return;
-      // Every live siomq node listens there once; more listeners are reference nodes.
-      if (r->items[1].kind == Value::Kind::integer && static_cast<size_t>(r->items[1].integer) > live_.size())
-        saw_reference();
-    });
-  }
   arm_heartbeat();
 }
 
@@ -236,7 +236,26 @@ void InterestSync::on_heartbeat(const Value& v) {
     if (!live.count(node)) view_.forget(node);
   }
   live_ = std::move(live);
+  count_reference_nodes();
   count();
+}
+
+// Every siomq node listens on <c>:messages and on its own channel; more listeners on the first than on
+// all the second together are reference nodes (a crashed node still holding its lease listens on neither).
+void InterestSync::count_reference_nodes() {
+  if (config_.reference_relay != "auto") return;
+  std::vector<std::string> args{"PUBSUB", "NUMSUB", messages_channel_};
+  for (const auto& node : live_) args.push_back(node_channel_prefix_ + node);
+  command_(std::move(args), [this, epoch = epoch_](Result<Value> r) {
+    if (epoch != epoch_ || !r || r->kind != Value::Kind::array || r->items.size() < 2) return;
+    long long on_messages = 0, siomq = 0;
+    for (size_t i = 0; i + 1 < r->items.size(); i += 2) {
+      long long n = r->items[i + 1].kind == Value::Kind::integer ? r->items[i + 1].integer : 0;
+      if (i == 0) on_messages = n;
+      else siomq += n;
+    }
+    if (on_messages > siomq) saw_reference();
+  });
 }
 
 void InterestSync::read(const std::string& node, bool force) {
@@ -280,7 +299,6 @@ void InterestSync::on_note(std::string_view body) {
     return;
   }
   if (note->node_id == config_.node_id) return;
-  if (live_.size() < kMaxNodes) live_.insert(note->node_id);
   // A reread note (the node wrote its hash whole) is read whatever version is held: Redis may have
   // lost the hash, the node may have restarted.
   if (!view_.apply(*note)) read(note->node_id, note->reread);
@@ -312,7 +330,13 @@ void InterestSync::route(std::string_view realm, std::string_view producer, std:
   if (reference_mode()) return out.push_back(messages_channel_);
   size_t first = out.size();
   if (broadcast) {
-    for (const auto& node : view_.nodes()) out.push_back(node);
+    // Every live node, read yet or not (a broadcast reaches the realm's members wherever they are).
+    for (const auto& node : live_) {
+      if (node != config_.node_id) out.push_back(node);
+    }
+    for (const auto& node : view_.nodes()) {
+      if (!live_.count(node)) out.push_back(node);
+    }
   } else {
     view_.targets(realm, producer, event, out);
   }

@@ -10,7 +10,7 @@
 // Where a message goes: to <c>:node:M for each other node M whose interest matches (a broadcast: to each
 // live node), or once to tyo-mq §10's <c>:messages, which every node reads, while a reference node
 // shares the cluster ("reference_relay": "always"; "auto" while more clients listen on <c>:messages than
-// there are siomq leases, or a message came there from a node without one; "never").
+// on the live siomq nodes' own channels, or a message came there from a node without a lease; "never").
 //
 // Consistency: a subscription made on node B reaches A's view a round trip through Redis later
 // (milliseconds); messages A relays meanwhile do not go to B. Live traffic across nodes is best effort,
@@ -83,6 +83,7 @@ class InterestSync {
   void read(const std::string& node, bool force);
   bool reference_mode() const;
   void saw_reference();
+  void count_reference_nodes();
   void count();  // the figures stats() reads
 
   const ClusterConfig& config_;

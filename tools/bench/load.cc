@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -173,7 +174,7 @@ class Load {
     }
     for (auto& c : clients_) {
       c->emit("PING", "{}", [this](const SioClient::Incoming&) {
-        if (++pongs_ == clients_.size()) start();
+        if (++pongs_ == clients_.size()) warm_up_or_start();
       });
     }
     // A server without PING (tyo-mq@0.2.14 has none) never answers: then the setup gets a fixed time.
@@ -187,12 +188,37 @@ class Load {
 
   std::string producer_name(int j) const { return "bench-p" + std::to_string(j) + "-" + run_id_; }
 
+  // Across the nodes of a cluster a subscription reaches the producers' node a round trip through Redis
+  // after its PING answered (docs/scale-out.md): until every consumer has had one, the producers send a
+  // warm-up message every 20 ms, not counted. Without it the first messages would be lost and, at the
+  // maximum rate, hold the window for good. Given up after 5 s (a group across nodes reaches only the
+  // producers' node's members).
+  static constexpr const char* kWarmUp = "\"message\":\"bench-warm-up\"";
+  void warm_up_or_start() {
+    if (o_.consumer_urls.empty()) return start();
+    if (warm_.size() >= consumers_.size() || ++warm_rounds_ > 250) return start();
+    for (int j = 0; j < o_.producers; ++j) {
+      std::string event = o_.scenario == "topics" ? "\"bench/0/x\"" : "\"bench\"";
+      producers_[static_cast<size_t>(j)]->emit(
+          "PRODUCE", "{\"event\":" + event + ",\"from\":" + json_text::quoted(producer_name(j)) + ",\"message\":\"bench-warm-up\"}");
+    }
+    ticker_.expires_after(std::chrono::milliseconds(20));
+    ticker_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec && !started_ && !stopping_) warm_up_or_start();
+    });
+  }
+  void warmed(SioClient& c) {
+    warm_.insert(&c);
+    if (!started_ && warm_.size() >= consumers_.size()) start();
+  }
+
   void subscribe(SioClient& c, const std::string& consumer, const std::string& producer, const std::string& event,
                  const std::string& extra) {
     c.emit("SUBSCRIBE", "{\"event\":" + json_text::quoted(event) + ",\"producer\":" + json_text::quoted(producer) + ",\"consumer\":" +
                             json_text::quoted(consumer) + extra + "}");
     auto handler = [this, &c](const SioClient::Incoming& in) {
       if (o_.scenario == "durable") ack(c, in);
+      if (in.json.find(kWarmUp) != std::string::npos) return warmed(c);
       delivered(in);
     };
     // tyo-mq delivers on CONSUME-<subscription key>; tyo-mq@0.2.14 on CONSUME-<event> instead. A server
@@ -433,6 +459,8 @@ class Load {
   std::function<void()> connect_done_;
   size_t connect_left_ = 0, connect_started_ = 0, connected_ = 0;
   size_t pongs_ = 0;
+  std::set<const SioClient*> warm_;  // consumers that had a warm-up message
+  int warm_rounds_ = 0;
   int fanout_ = 1;
   std::string body_;
   std::string run_id_;
