@@ -31,6 +31,14 @@ inline Result<nlohmann::json> parse_document(const std::optional<std::string>& t
   return doc;
 }
 
+// A note read from a channel: at most `max_bytes`, validated whole, a JSON object; nullopt otherwise.
+inline std::optional<nlohmann::json> parse_note(std::string_view text, size_t max_bytes) {
+  if (text.size() > max_bytes || !js::validate(text)) return std::nullopt;
+  nlohmann::json note = nlohmann::json::parse(text, nullptr, false);
+  if (!note.is_object()) return std::nullopt;
+  return note;
+}
+
 // The string member `key` of `object`; null when absent or not a string.
 inline const std::string* string_member(const nlohmann::json& object, const char* key) {
   auto it = object.find(key);

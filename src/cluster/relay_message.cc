@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "wire/base64.h"
 #include "wire/js_json.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
@@ -61,6 +62,15 @@ std::string encode_relay(const RelayedMessage& m) {
   append_string_or_null(out, m.broadcast_scope);
   out += ",\"group\":";
   append_string_or_null(out, m.group);
+  if (!m.attachments.empty()) {
+    out += ",\"attachments\":[";
+    for (size_t i = 0; i < m.attachments.size(); ++i) {
+      out += i ? ",\"" : "\"";
+      base64::encode_append(out, m.attachments[i]);
+      out += '"';
+    }
+    out += ']';
+  }
   out += "}}";
   return out;
 }
@@ -109,6 +119,17 @@ Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
   if (!group) return group.error();
   m.group = std::move(*group);
   if (m.broadcast && !m.producer) return bad("a broadcast needs its producer");
+  if (std::string_view list = member(*fields, "attachments"); !list.empty() && list != "null") {
+    auto items = json_spans::array_elements(list);
+    if (!items) return bad("attachments must be an array");
+    for (std::string_view item : *items) {
+      // Base64 has no escapes: the string's text is between its quotes.
+      if (item.size() < 2 || item.front() != '"') return bad("attachments must be base64 strings");
+      auto bytes = base64::decode(item.substr(1, item.size() - 2));
+      if (!bytes) return bad("an attachment is not base64");
+      m.attachments.push_back(std::move(*bytes));
+    }
+  }
   return m;
 }
 

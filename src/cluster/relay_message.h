@@ -3,7 +3,9 @@
 //   {"node_id":N,"payload":{"realm","event","message","producer","ttl","guaranteed","enc","to",
 //                           "contentType","method","broadcast","group"}}
 // `message`, `ttl`, `enc` and `to` are raw JSON values, spliced as they came (never re-encoded); the
-// reference may omit `producer` and `ttl`, and sends null for the optional strings.
+// reference may omit `producer` and `ttl`, and sends null for the optional strings. siomq adds
+// "attachments":["<base64>",…] to the payload when the PRODUCE carried binary attachments (the message
+// keeps its Socket.IO placeholders, {"_placeholder":true,"num":N}); a reference node ignores the member.
 //
 // The decoder takes text from Redis as hostile input: validated whole first (simdjson, iterative, depth
 // and UTF-8 checked), bounded in size, every field type-checked; anything else is an error and nothing
@@ -13,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wire/result.h"
 
@@ -31,6 +34,7 @@ struct RelayedMessage {
   bool broadcast = false;               // method:"broadcast"
   std::optional<std::string> broadcast_scope;  // "realm" or "group"
   std::optional<std::string> group;
+  std::vector<std::string> attachments;  // binary, in placeholder order
 };
 
 // The envelope's text.

@@ -103,12 +103,11 @@ std::string encode_keys_note(const KeysNote& note) {
 }
 
 std::optional<KeysNote> decode_keys_note(std::string_view text) {
-  if (text.size() > kMaxNoteBytes || !js::validate(text)) return std::nullopt;
-  json note = json::parse(text, nullptr, false);
-  if (!note.is_object()) return std::nullopt;
-  const std::string* node = string_member(note, "node_id");
-  const std::string* realm = string_member(note, "realm");
-  const std::string* identity = string_member(note, "identity");
+  auto note = parse_note(text, kMaxNoteBytes);
+  if (!note) return std::nullopt;
+  const std::string* node = string_member(*note, "node_id");
+  const std::string* realm = string_member(*note, "realm");
+  const std::string* identity = string_member(*note, "identity");
   if (!node || !realm || !identity) return std::nullopt;
   return KeysNote{*node, *realm, *identity};
 }

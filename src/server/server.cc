@@ -14,6 +14,7 @@
 #include "broker/key_directory.h"
 #include "broker/streams.h"
 #include "cluster/cluster.h"
+#include "cluster/realm_note.h"
 #include "net/engine_server.h"
 #include "net/inbound_budget.h"
 #include "net/listener.h"
@@ -34,6 +35,7 @@
 #include "surfaces/tyo_mq/enrolment.h"
 #include "surfaces/tyo_mq/produce_chunks.h"
 #include "surfaces/tyo_mq/publish.h"
+#include "surfaces/tyo_mq/realm_disposal.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 
 namespace siomq::server {
@@ -172,14 +174,17 @@ void Server::join_cluster() {
       spdlog::error("cluster: keeping this node's settings; the cluster's cannot be used: {}", s.error().message);
   };
   handlers.local_settings = [this] { return live_.document().dump(); };
-  handlers.note_channels = {surfaces::kDecisionChannel, surfaces::kKeysChannel};
+  handlers.note_channels = {surfaces::kDecisionChannel, surfaces::kKeysChannel, cluster::kRealmRemovedChannel};
   handlers.note = [ctx](const std::string& channel, const std::string& text) {
     if (channel == surfaces::kDecisionChannel) surfaces::on_decision_note(*ctx, text);
     if (channel == surfaces::kKeysChannel) surfaces::on_keys_note(*ctx, text);
+    if (channel == cluster::kRealmRemovedChannel) surfaces::on_realm_removed_note(*ctx, text);
   };
   handlers.joined = [ctx] { surfaces::copy_shared_keys(*ctx); };
-  // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope.
-  const size_t max_relayed = std::max(settings_.transport.max_payload, surfaces::kMaxTransferBytesPerSocket) + 64 * 1024;
+  // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope;
+  // binary attachments travel in base64 (4/3).
+  const size_t max_relayed =
+      std::max(settings_.transport.max_payload, surfaces::kMaxTransferBytesPerSocket) / 3 * 4 + 64 * 1024;
   cluster_ = std::make_shared<cluster::Cluster>(config, std::move(handlers), max_relayed, &interest_);
   cluster::Cluster* c = cluster_.get();
   ctx->cluster = cluster_;

@@ -65,6 +65,32 @@ test('three nodes: a message produced on one reaches exact, TM-ALL and topic sub
     for (const n of [a, b, c]) await n.stop();
   });
 
+test('binary attachments cross nodes as binary: a message, a broadcast, and the §10 envelope carries them in base64',
+  { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
+    const { prefix, nodes: [a, b] } = await threeNodes(t);
+    const observer = await subscriber(REDIS_URL, [`${prefix}:node:node-b`], { pattern: true });
+    t.after(() => observer.close());
+    const [p, c] = [await client(t, a), await client(t, b)];
+    p.emit('PRODUCER', { name: 'p' });
+    c.emit('CONSUMER', { name: 'member' });
+    await subscribe(c, { event: 'blob', producer: 'p', consumer: 'c' });
+    const got = collect(c, 'CONSUME-p-blob');
+    await warmUp(p, { event: 'blob', from: 'p' }, () => got.length > 0);
+    p.emit('PRODUCE', { event: 'blob', from: 'p', message: { data: Buffer.from([1, 2, 3]), more: [Buffer.from('hi')] } });
+    await waitFor(() => real(got).length === 1, CROSS_MS, 'the binary message on node B');
+    const m = real(got)[0].message;
+    assert.ok(Buffer.isBuffer(m.data) || m.data instanceof ArrayBuffer, 'delivered as binary');
+    assert.deepEqual([...Buffer.from(m.data)], [1, 2, 3]);
+    assert.equal(Buffer.from(m.more[0]).toString(), 'hi');
+    const envelope = JSON.parse(observer.messages.map((x) => x.message).find((x) => x.includes('attachments')));
+    assert.deepEqual(envelope.payload.attachments, ['AQID', 'aGk=']);
+    assert.deepEqual(envelope.payload.message, { data: { _placeholder: true, num: 0 }, more: [{ _placeholder: true, num: 1 }] });
+    const news = once(c, 'CONSUME-News');
+    p.emit('PRODUCE', { event: 'News', from: 'p', message: Buffer.from('all'), method: 'broadcast', broadcast: 'realm' });
+    assert.equal(Buffer.from((await news).message).toString(), 'all');
+    for (const n of [a, b]) await n.stop();
+  });
+
 test('a broadcast is re-run on every node: the realm\'s members everywhere get it',
   { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
     const { nodes: [a, b, c] } = await threeNodes(t);
@@ -122,6 +148,29 @@ test('settings changed on one node are adopted by the others and by a node that 
       return got.ok && got.settings.realms && !got.settings.realms.shop;
     }, CROSS_MS, 'node A adopting the removal');
     for (const n of [a, b, c, d]) await n.stop();
+  });
+
+test('a realm removed on one node is released on the others: their sockets in it disconnected, the rest untouched',
+  { skip: !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set' }, async (t) => {
+    const settings = {
+      auth: {
+        enabled: true, tokens: [{ token: ADMIN, realm: '*', role: 'admin' }],
+        realms: { default: { required: false }, shop: { key: 'shop-psk' }, other: { key: 'other-psk' } },
+      },
+    };
+    const { nodes: [a, b, c] } = await threeNodes(t, settings);
+    const inShop = await client(t, b);
+    const inOther = await client(t, c);
+    assert.equal((await authenticate(inShop, { realm: 'shop', role: 'consumer', key: 'shop-psk' })).event, 'AUTH_OK');
+    assert.equal((await authenticate(inOther, { realm: 'other', role: 'consumer', key: 'other-psk' })).event, 'AUTH_OK');
+    const gone = new Promise((resolve) => inShop.on('disconnect', resolve));
+    const removed = await manage(await client(t, a), { command: 'remove_realm', realm: 'shop' }, ADMIN);
+    assert.equal(removed.ok, true, JSON.stringify(removed));
+    await Promise.race([gone, delay(CROSS_MS).then(() => { throw new Error('the socket in the removed realm stayed on node B'); })]);
+    await b.waitForLog(/realm 'shop' removed on node node-a: 1 sockets disconnected here/, CROSS_MS);
+    await settle(inOther);
+    assert.equal(inOther.connected, true);
+    for (const n of [a, b, c]) await n.stop();
   });
 
 test('a reference node on the same keys: its messages reach siomq subscribers, ours reach it in §10\'s shape, its settings are adopted; junk on the channels changes nothing',

@@ -1,7 +1,7 @@
 // libFuzzer target for what a cluster's nodes read from Redis (src/cluster): relayed messages
 // (decode_relay), the shared settings document and its change note, the shared authorization requests
 // and their decision note, the shared key directory and its change note, the interest notes and hash
-// fields of the interest-based relay.
+// fields of the interest-based relay, the realm-removed note.
 //
 // Invariants: nothing crashes or takes more than linear time (-timeout); a message that decodes encodes
 // back to text that decodes to the same message (so a relayed message is passed on unchanged, whatever
@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "cluster/interest.h"
+#include "cluster/realm_note.h"
 #include "cluster/relay_message.h"
 #include "cluster/shared_keys.h"
 #include "cluster/shared_requests.h"
@@ -33,7 +34,7 @@ bool same(const RelayedMessage& a, const RelayedMessage& b) {
   return a.node_id == b.node_id && a.realm == b.realm && a.event == b.event && a.message == b.message &&
          a.producer == b.producer && a.ttl == b.ttl && a.guaranteed == b.guaranteed && a.enc == b.enc && a.to == b.to &&
          a.content_type == b.content_type && a.broadcast == b.broadcast && a.broadcast_scope == b.broadcast_scope &&
-         a.group == b.group;
+         a.group == b.group && a.attachments == b.attachments;
 }
 
 }  // namespace
@@ -91,6 +92,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> out;
     for (const auto& t : note->add) view.targets(t.realm, t.term, t.term, out);
     check(out.size() <= note->add.size());
+  }
+  if (auto note = decode_realm_note(text)) {
+    auto back = decode_realm_note(encode_realm_note(*note));
+    check(back && back->node_id == note->node_id && back->realm == note->realm);
   }
   if (auto field = decode_interest_field(text)) {
     auto again = decode_interest_field(interest_field(*field));

@@ -51,6 +51,26 @@ TEST(RelayMessage, ReadsAReferenceMessageWithoutProducerOrTtlAndWithAStringTtl) 
   EXPECT_EQ(s->group, "g");
 }
 
+TEST(RelayMessage, BinaryAttachmentsTravelInBase64BesideThePlaceholders) {
+  RelayedMessage m;
+  m.node_id = "a";
+  m.realm = "r";
+  m.event = "blob";
+  m.message = R"({"data":{"_placeholder":true,"num":0}})";
+  m.attachments = {std::string("\x00\x01\xff", 3), ""};
+  std::string text = encode_relay(m);
+  EXPECT_NE(text.find(R"("attachments":["AAH/",""])"), std::string::npos) << text;
+  auto back = decode_relay(text, 1 << 20);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->attachments, m.attachments);
+  EXPECT_EQ(back->message, m.message);
+  for (const char* list : {R"("x")", "[1]", R"(["not base64!"])", R"(["QQ"])", "{}"}) {
+    std::string bad = R"({"node_id":"a","payload":{"realm":"r","event":"e","attachments":)" + std::string(list) + "}}";
+    EXPECT_FALSE(decode_relay(bad, 1 << 20)) << list;
+  }
+  EXPECT_TRUE(decode_relay(R"({"node_id":"a","payload":{"realm":"r","event":"e","attachments":null}})", 1 << 20));
+}
+
 TEST(RelayMessage, RefusesWhatIsNotOne) {
   for (const char* bad : {"", "not json", "[]", R"({"payload":{"realm":"r","event":"e"}})",
                           R"({"node_id":"","payload":{"realm":"r","event":"e"}})", R"({"node_id":"a","payload":5})",

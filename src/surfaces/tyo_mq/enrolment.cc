@@ -293,8 +293,7 @@ void on_decision_note(Context& ctx, const std::string& text) {
   tell_booked(ctx, *r);
 }
 
-void forget_requests(Context& ctx, const std::string& realm) {
-  ctx.enrolment.remove_realm(realm);
+void forget_shared_requests(Context& ctx, const std::string& realm) {
   if (!ctx.cluster) return;
   ctx.cluster->change_document(
       kSharedRequestsDocument,

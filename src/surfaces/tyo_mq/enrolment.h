@@ -33,7 +33,7 @@ inline constexpr const char* kDecisionChannel = "authreq:decided";
 void register_enrolment_handlers(const std::shared_ptr<Context>& ctx, net::Namespace& ns);
 // A note on <c>:authreq:decided (from the cluster's thread): tells this node's requester.
 void on_decision_note(Context& ctx, const std::string& text);
-// A removed realm's requests go with it: from this node's book, and in a cluster from the shared document.
-void forget_requests(Context& ctx, const std::string& realm);
+// In a cluster, a removed realm's requests leave the shared document (this node's book: release_realm).
+void forget_shared_requests(Context& ctx, const std::string& realm);
 
 }  // namespace siomq::surfaces

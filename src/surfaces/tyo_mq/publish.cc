@@ -124,8 +124,10 @@ class HistoryWrite {
 // The message as the other nodes of a cluster get it (tyo-mq §10): the raw values as they came, the TTL
 // the origin would store copies with (PRODUCE's ttl, else a lifespan other than -1, else the
 // producer's default, in seconds).
-cluster::RelayedMessage relayed(const std::string& realm, const ProduceRequest& p, std::optional<int64_t> default_ttl_ms) {
+cluster::RelayedMessage relayed(const std::string& realm, const ProduceRequest& p, std::optional<int64_t> default_ttl_ms,
+                                const std::vector<std::string>& attachments) {
   cluster::RelayedMessage m;
+  m.attachments = attachments;
   m.realm = realm;
   m.event = p.event;
   m.message = std::string(p.message);
@@ -196,7 +198,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   std::string delivery_id = p->id ? *p->id : ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
   if (p->broadcast) {
     broadcast(ctx.broker, realm, *p, payload, attachments);
-    if (ctx.cluster) ctx.cluster->relay(relayed(realm, *p, std::nullopt));
+    if (ctx.cluster) ctx.cluster->relay(relayed(realm, *p, std::nullopt, attachments));
     if (reply.has_ack()) reply.ack(confirm_reply(0, Ok{}));
     return;
   }
@@ -216,7 +218,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   session.realms.insert(realm);  // `from` binds a producer name here
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
-  if (ctx.cluster) ctx.cluster->relay(relayed(realm, *p, routing.default_ttl_ms));
+  if (ctx.cluster) ctx.cluster->relay(relayed(realm, *p, routing.default_ttl_ms, attachments));
   if (ctx.to_bus && !session.from_bus) ctx.to_bus(realm, p->event, p->from, p->message);
   std::vector<broker::QueueCopy> copies = send_live(*p, payload, attachments, delivery_id, routing.routes);
   if (copies.empty()) {
@@ -325,12 +327,12 @@ void deliver_relayed(Context& ctx, const cluster::RelayedMessage& m) {
   p.enc = m.enc;
   p.content_type = m.content_type;
   const std::string payload = delivery_payload(p);
-  if (p.broadcast) return broadcast(ctx.broker, m.realm, p, payload, {});
+  if (p.broadcast) return broadcast(ctx.broker, m.realm, p, payload, m.attachments);
   auto routes = ctx.broker.route_relayed(m.realm, p.event, p.from);
   std::erase_if(routes, [](const broker::Route& r) { return !r.endpoint; });
   if (routes.empty()) return;
   const std::string delivery_id = ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
-  auto copies = send_live(p, payload, {}, delivery_id, routes);
+  auto copies = send_live(p, payload, m.attachments, delivery_id, routes);
   if (copies.empty()) return;
   if (ctx.queues.behind()) {
     // As for a local PRODUCE when the store is behind: online durable copies go out live, nothing is stored.
@@ -340,6 +342,7 @@ void deliver_relayed(Context& ctx, const cluster::RelayedMessage& m) {
   }
   auto message = std::make_shared<broker::StoredMessage>();
   message->payload = payload;
+  message->attachments = m.attachments;
   message->producer = p.from;
   message->ttl_ms = effective_ttl(p, std::nullopt, ctx.default_ttl());
   ctx.queues.enqueue(std::move(message), std::move(copies), nullptr);

@@ -7,6 +7,7 @@
 
 #include "broker/durable_queues.h"
 #include "broker/key_directory.h"
+#include "cluster/realm_note.h"
 #include "surfaces/tyo_mq/cluster_keys.h"
 #include "surfaces/tyo_mq/enrolment.h"
 #include "surfaces/tyo_mq/socket_endpoint.h"
@@ -43,6 +44,18 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
   known = known || d.removed_tokens > 0 || std::find(names.begin(), names.end(), realm) != names.end() ||
           ctx.keys.has_realm(realm);
   if (!known) return make_error("Realm '" + realm + "' not found", 404);
+  d.disconnected_sockets = release_realm(ctx, realm, std::move(stored), d);
+  // Its shared enrolment requests and E2EE directory (in Redis) go with it.
+  forget_shared_requests(ctx, realm);
+  forget_shared_keys(ctx, realm);
+  // The other nodes release theirs once they have adopted the settings change, which went out first.
+  if (ctx.cluster) ctx.cluster->publish(cluster::kRealmRemovedChannel, cluster::encode_realm_note({ctx.cluster->node_id(), realm}));
+  spdlog::info("realm '{}' removed: {} tokens, {} sockets disconnected", log_text(realm), d.removed_tokens, d.disconnected_sockets);
+  return d;
+}
+
+size_t release_realm(Context& ctx, const std::string& realm, std::function<void(const Status&, const Disposal&)> stored,
+                     const Disposal& d) {
   // Its sockets: those authenticated into it, and any bound to a name in its live state. Counted once
   // each, by socket id (one socket is found both ways: as a Session and as a broker::Endpoint).
   std::set<std::string> closed;
@@ -52,20 +65,27 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
   for (auto& e : ctx.broker.remove_realm(realm)) {
     if (closed.insert(e->socket_id()).second) e->close();
   }
-  d.disconnected_sockets = closed.size();
-  forget_requests(ctx, realm);
+  ctx.enrolment.remove_realm(realm);
   // Its E2EE directories go with it (the new realm of the same name starts with none).
-  forget_shared_keys(ctx, realm);
   ctx.keys.purge_realm(realm, [realm](const Status& st) {
     if (!st) spdlog::error("removing realm '{}': its key directory could not be deleted: {}", log_text(realm), st.error().message);
   });
   if (ctx.on_realm_removed) ctx.on_realm_removed(realm);
-  ctx.queues.purge_realm(realm, [realm, d, stored = std::move(stored)](const Status& st) {
+  Disposal copy = d;
+  copy.disconnected_sockets = closed.size();
+  ctx.queues.purge_realm(realm, [realm, copy, stored = std::move(stored)](const Status& st) {
     if (!st) spdlog::error("removing realm '{}': its stored messages could not be deleted: {}", log_text(realm), st.error().message);
-    if (stored) stored(st, d);
+    if (stored) stored(st, copy);
   });
-  spdlog::info("realm '{}' removed: {} tokens, {} sockets disconnected", log_text(realm), d.removed_tokens, d.disconnected_sockets);
-  return d;
+  return closed.size();
+}
+
+void on_realm_removed_note(Context& ctx, const std::string& text) {
+  if (!ctx.cluster) return;
+  auto note = cluster::decode_realm_note(text);
+  if (!note || note->node_id == ctx.cluster->node_id()) return;
+  size_t closed = release_realm(ctx, note->realm, nullptr, Disposal{});
+  spdlog::info("realm '{}' removed on node {}: {} sockets disconnected here", log_text(note->realm), log_text(note->node_id), closed);
 }
 
 }  // namespace siomq::surfaces

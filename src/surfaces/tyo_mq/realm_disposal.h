@@ -19,8 +19,19 @@ struct Disposal {
   size_t disconnected_sockets = 0;
 };
 // 404 when nothing of the realm exists. `stored` is called (on the queues' thread) once the deletion of
-// its stored rows is written; it must not refer to anything that may be gone by then.
+// its stored rows is written; it must not refer to anything that may be gone by then. In a cluster the
+// shared documents drop the realm too, and the other nodes are told (cluster/realm_note.h).
 Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
                                std::function<void(const Status&, const Disposal&)> stored = {});
+
+// This node's part of a removal, the settings left alone: its sockets in the realm (closed; returns how
+// many), its live state, pending enrolments, key directory, stored rows (then `stored`, with `d` and the
+// sockets closed), and Context::on_realm_removed.
+size_t release_realm(Context& ctx, const std::string& realm, std::function<void(const Status&, const Disposal&)> stored,
+                     const Disposal& d);
+
+// Another node removed a realm (its note on <c>:realm:removed, handed over after the settings change
+// that removed it was adopted): this node releases its part.
+void on_realm_removed_note(Context& ctx, const std::string& text);
 
 }  // namespace siomq::surfaces
