@@ -5,7 +5,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, delay } = require('./lib/server');
-const { connectV4, once: onceArgs, waitFor, RawEio } = require('./lib/clients');
+const { connectV4, once: onceArgs, waitFor, RawEio, collect } = require('./lib/clients');
 
 // The first argument of the next `event` on `socket`.
 const once = async (socket, event) => (await onceArgs(socket, event))[0];
@@ -14,13 +14,6 @@ async function clients(server, n) {
   const list = [];
   for (let i = 0; i < n; i++) list.push(await connectV4(server.url, { transports: ['websocket'] }));
   return list;
-}
-
-// Collects the payloads of `event` on `socket`.
-function collect(socket, event) {
-  const got = [];
-  socket.on(event, (m) => got.push(m));
-  return got;
 }
 
 // A round trip through the server, so that everything sent before it has been handled.

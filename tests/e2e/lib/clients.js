@@ -264,8 +264,15 @@ function onChunked(socket, event, onDelivery) {
   });
 }
 
+// Every payload of `event` on `socket`, in order.
+function collect(socket, event) {
+  const got = [];
+  socket.on(event, (m) => got.push(m));
+  return got;
+}
+
 module.exports = {
   io, Manager, ioV2, WebSocket,
-  withTimeout, once, waitFor, connectV4, connectErrorV4, connectV2, emitAck, ping, onChunked,
+  withTimeout, once, waitFor, connectV4, connectErrorV4, connectV2, emitAck, ping, onChunked, collect,
   RawEio, clientFrame, handmadeWebSocket, DEFAULT_TIMEOUT_MS, TIME_SCALE,
 };

@@ -11,7 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { startServer, delay } = require('./server');
 const { redis } = require('./redis');
-const { connectV4, waitFor, TIME_SCALE } = require('./clients');
+const { connectV4, waitFor, collect, TIME_SCALE } = require('./clients');
 
 // A cluster prefix of the test's own; every key under it is deleted after the test.
 function clusterPrefix(t, url) {
@@ -114,13 +114,6 @@ async function client(t, node) {
   const s = await connectV4(node.url, { transports: ['websocket'] });
   t.after(() => s.close());
   return s;
-}
-
-// Every `event` the socket receives, in order.
-function collect(socket, event) {
-  const got = [];
-  socket.on(event, (m) => got.push(m));
-  return got;
 }
 
 // A round trip through each socket's server, so that what was sent before has been handled.
