@@ -105,11 +105,13 @@ struct DurableQueues::State {
   };
 
   static bool occupies(const Entry& e) { return e.phase == Phase::in_flight || e.phase == Phase::backoff; }
+  // Each attachment's bytes and its bookkeeping (so that many empty ones are not free).
   static size_t attachment_bytes(const std::vector<std::string>& attachments) {
     size_t n = 0;
-    for (const auto& a : attachments) n += a.size();
+    for (const auto& a : attachments) n += a.size() + kAttachmentBookkeeping;
     return n;
   }
+  static constexpr size_t kAttachmentBookkeeping = 64;
   // What a copy puts on its connection.
   static size_t bytes_of(const Entry& e) { return e.row.payload.size() + attachment_bytes(e.row.attachments); }
   // No entry below scan_from waits to be sent: one that may be sent again lowers it.

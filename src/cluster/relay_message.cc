@@ -122,12 +122,20 @@ Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
   if (std::string_view list = member(*fields, "attachments"); !list.empty() && list != "null") {
     auto items = json_spans::array_elements(list);
     if (!items) return bad("attachments must be an array");
+    if (items->size() > sio::kMaxAttachments) return bad("more attachments than a client may send");
     for (std::string_view item : *items) {
       // Base64 has no escapes: the string's text is between its quotes.
       if (item.size() < 2 || item.front() != '"') return bad("attachments must be base64 strings");
       auto bytes = base64::decode(item.substr(1, item.size() - 2));
       if (!bytes) return bad("an attachment is not base64");
       m.attachments.push_back(std::move(*bytes));
+    }
+    // As a client's binary packet is checked: every placeholder names one of them (else the subscriber's
+    // client would refuse the packet, and drop its connection).
+    for (const std::string* value : {&m.message, &m.enc, &m.to}) {
+      if (value->empty() || m.attachments.empty()) continue;  // none: a plain event, placeholders are JSON
+      if (auto placed = sio::check_attachment_placeholders(*value, m.attachments.size()); !placed)
+        return bad("a placeholder names no attachment");
     }
   }
   return m;

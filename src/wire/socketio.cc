@@ -97,6 +97,13 @@ Result<Packet> decode_text(std::string_view text) {
 }
 
 // Validates `p`; for events, stores the event name in `*event` when it is given.
+Status check_attachment_placeholders(std::string_view json, size_t attachments) {
+  std::string tamed;
+  auto doc = js::parse(thread_parser(), json, tamed);
+  if (doc.error()) return make_error("invalid payload");
+  return check_placeholders(doc.value_unsafe(), attachments, 0);
+}
+
 static Status validate_packet(const Packet& p, std::string* event) {
   using simdjson::dom::element_type;
   if (p.data.empty()) {

@@ -50,6 +50,11 @@ Result<Packet> decode_text(std::string_view text);
 // placeholder names an attachment that exists.
 Status validate(const Packet& packet);
 
+// Whether every {"_placeholder":true,"num":N} in the JSON value `json` names one of `attachments`
+// attachments (0 <= N < attachments, a whole number), as validate() checks a binary packet's; an error
+// for JSON that does not parse too. For binary data that reaches this node otherwise (a relayed message).
+Status check_attachment_placeholders(std::string_view json, size_t attachments);
+
 // The event name of a valid EVENT/BINARY_EVENT packet.
 std::string event_name(const Packet& packet);
 

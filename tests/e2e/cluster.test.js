@@ -158,11 +158,19 @@ test('a realm removed on one node is released on the others: their sockets in it
         realms: { default: { required: false }, shop: { key: 'shop-psk' }, other: { key: 'other-psk' } },
       },
     };
-    const { nodes: [a, b, c] } = await threeNodes(t, settings);
+    const { prefix, nodes: [a, b, c] } = await threeNodes(t, settings);
     const inShop = await client(t, b);
     const inOther = await client(t, c);
     assert.equal((await authenticate(inShop, { realm: 'shop', role: 'consumer', key: 'shop-psk' })).event, 'AUTH_OK');
     assert.equal((await authenticate(inOther, { realm: 'other', role: 'consumer', key: 'other-psk' })).event, 'AUTH_OK');
+    // Forged notes (anyone who can write to Redis): a realm the settings hold, and "default", stay.
+    const inDefault = await client(t, b);
+    for (const realm of ['other', 'default']) {
+      await redis(REDIS_URL, ['PUBLISH', `${prefix}:realm:removed`, JSON.stringify({ node_id: 'forger', realm })]);
+      await c.waitForLog(new RegExp(`removed realm '${realm}', which this node's settings hold; kept`), CROSS_MS);
+    }
+    await settle(inOther, inDefault);
+    assert.equal(inOther.connected && inDefault.connected, true);
     const gone = new Promise((resolve) => inShop.on('disconnect', resolve));
     const removed = await manage(await client(t, a), { command: 'remove_realm', realm: 'shop' }, ADMIN);
     assert.equal(removed.ok, true, JSON.stringify(removed));

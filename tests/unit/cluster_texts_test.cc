@@ -6,6 +6,7 @@
 
 #include "cluster/relay_message.h"
 #include "cluster/shared_settings.h"
+#include "wire/socketio.h"
 
 namespace siomq::cluster {
 namespace {
@@ -69,6 +70,21 @@ TEST(RelayMessage, BinaryAttachmentsTravelInBase64BesideThePlaceholders) {
     EXPECT_FALSE(decode_relay(bad, 1 << 20)) << list;
   }
   EXPECT_TRUE(decode_relay(R"({"node_id":"a","payload":{"realm":"r","event":"e","attachments":null}})", 1 << 20));
+  // Each placeholder must name one of them, as in a client's binary packet (else the subscriber's client
+  // would refuse the packet and drop its connection); without attachments a placeholder is plain JSON.
+  auto with = [](const std::string& message, const std::string& list) {
+    return decode_relay(R"({"node_id":"a","payload":{"realm":"r","event":"e","message":)" + message +
+                            R"(,"attachments":)" + list + "}}",
+                        1 << 20);
+  };
+  EXPECT_TRUE(with(R"({"x":{"_placeholder":true,"num":1}})", R"(["","QQ=="])"));
+  EXPECT_FALSE(with(R"({"x":{"_placeholder":true,"num":2}})", R"(["","QQ=="])"));
+  EXPECT_FALSE(with(R"([{"_placeholder":true,"num":-1}])", R"([""])"));
+  EXPECT_FALSE(with(R"({"_placeholder":true})", R"([""])"));
+  EXPECT_TRUE(with(R"({"_placeholder":true,"num":9})", "[]"));
+  std::string many = "[";
+  for (size_t i = 0; i <= sio::kMaxAttachments; ++i) many += i ? ",\"\"" : "\"\"";
+  EXPECT_FALSE(with("1", many + "]"));
 }
 
 TEST(RelayMessage, RefusesWhatIsNotOne) {

@@ -78,7 +78,7 @@ void copy_shared_keys(Context& ctx) {
   });
 }
 
-void forget_shared_keys(Context& ctx, const std::string& realm) {
+void forget_shared_keys(Context& ctx, const std::string& realm, std::function<void()> then) {
   if (!ctx.cluster) return;
   ctx.cluster->change_document(
       kSharedKeysDocument,
@@ -88,8 +88,9 @@ void forget_shared_keys(Context& ctx, const std::string& realm) {
         doc->remove_realm(realm);
         return doc->text();
       },
-      [realm](const Status& s) {
+      [realm, then = std::move(then)](const Status& s) {
         if (!s) spdlog::warn("removing realm '{}': its keys stay in the cluster's directory: {}", log_text(realm), s.error().message);
+        if (then) then();
       });
 }
 

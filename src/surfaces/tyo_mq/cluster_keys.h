@@ -9,6 +9,7 @@
 // Threading: any thread; answers come from the cluster's or the store writer's thread (kept replies).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "broker/directory_values.h"
@@ -28,7 +29,8 @@ void publish_key_shared(Context& ctx, Reply& reply, const std::string& realm, co
 void on_keys_note(Context& ctx, const std::string& text);
 // After this node (re)joined the cluster: every identity's keys are copied here.
 void copy_shared_keys(Context& ctx);
-// A removed realm's keys leave the shared document too.
-void forget_shared_keys(Context& ctx, const std::string& realm);
+// A removed realm's keys leave the shared document too; then `then` runs (on the cluster thread), after
+// every document change this node queued before, whether it was written or not.
+void forget_shared_keys(Context& ctx, const std::string& realm, std::function<void()> then = {});
 
 }  // namespace siomq::surfaces

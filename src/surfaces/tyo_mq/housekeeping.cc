@@ -22,7 +22,7 @@ void housekeeping(Context& ctx) {
     for (const auto& [name, cfg] : snap->auth.realms) {
       if (name == "*" || name == "default" || !cfg.expires_at_ms || *cfg.expires_at_ms > wall) continue;
       spdlog::info("realm '{}' expired", name);
-      if (auto d = dispose_realm(ctx, name); !d) spdlog::error("expiring realm '{}': {}", name, d.error().message);
+      if (auto d = dispose_realm(ctx, name, false); !d) spdlog::error("expiring realm '{}': {}", name, d.error().message);
     }
   }
   const auth::IdleEviction& idle = snap->idle;

@@ -40,7 +40,7 @@ void remove_realm(const Call& c) {
   if (!*realm || (*realm)->empty()) return result(c, failure(bad("realm must be a non-empty string")));
   if (**realm == "*" || **realm == "default") return result(c, failure(bad("the realms '*' and 'default' cannot be removed")));
   // Answered once the deletion of its stored rows is written: "removed" is never said before it is so.
-  auto disposed = dispose_realm(c.ctx, **realm, [ctx = c.ctx.shared_from_this(), reply = c.reply.keep()](const Status& st, const Disposal& d) {
+  auto disposed = dispose_realm(c.ctx, **realm, true, [ctx = c.ctx.shared_from_this(), reply = c.reply.keep()](const Status& st, const Disposal& d) {
     if (!st)
       return async_result(*reply,
                           failure(make_error("the realm's stored messages could not be deleted: " + st.error().message, 500)));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "broker/broker.h"
 #include "broker/durable_queues.h"
 #include "broker/key_directory.h"
 #include "cluster/realm_note.h"
@@ -17,7 +18,7 @@ namespace siomq::surfaces {
 
 using nlohmann::json;
 
-Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
+Result<Disposal> dispose_realm(Context& ctx, const std::string& realm, bool notify,
                                std::function<void(const Status&, const Disposal&)> stored) {
   Disposal d;
   bool known = false;
@@ -45,11 +46,18 @@ Result<Disposal> dispose_realm(Context& ctx, const std::string& realm,
           ctx.keys.has_realm(realm);
   if (!known) return make_error("Realm '" + realm + "' not found", 404);
   d.disconnected_sockets = release_realm(ctx, realm, std::move(stored), d);
-  // Its shared enrolment requests and E2EE directory (in Redis) go with it.
+  // Its shared enrolment requests and E2EE directory (in Redis) go with it; once both changes are done,
+  // and only for a removal asked for (every node expires an ephemeral realm itself), the other nodes are
+  // told to release theirs — after the settings change, which went out first.
   forget_shared_requests(ctx, realm);
-  forget_shared_keys(ctx, realm);
-  // The other nodes release theirs once they have adopted the settings change, which went out first.
-  if (ctx.cluster) ctx.cluster->publish(cluster::kRealmRemovedChannel, cluster::encode_realm_note({ctx.cluster->node_id(), realm}));
+  std::function<void()> tell;
+  if (ctx.cluster && notify) {
+    // Weak: the callback waits inside the cluster, which must not be kept alive by it.
+    tell = [weak = std::weak_ptr<cluster::Link>(ctx.cluster), realm] {
+      if (auto link = weak.lock()) link->publish(cluster::kRealmRemovedChannel, cluster::encode_realm_note({link->node_id(), realm}));
+    };
+  }
+  forget_shared_keys(ctx, realm, std::move(tell));
   spdlog::info("realm '{}' removed: {} tokens, {} sockets disconnected", log_text(realm), d.removed_tokens, d.disconnected_sockets);
   return d;
 }
@@ -84,8 +92,18 @@ void on_realm_removed_note(Context& ctx, const std::string& text) {
   if (!ctx.cluster) return;
   auto note = cluster::decode_realm_note(text);
   if (!note || note->node_id == ctx.cluster->node_id()) return;
-  size_t closed = release_realm(ctx, note->realm, nullptr, Disposal{});
-  spdlog::info("realm '{}' removed on node {}: {} sockets disconnected here", log_text(note->realm), log_text(note->node_id), closed);
+  const std::string& realm = note->realm;
+  // What remove_realm refuses, and a realm the settings hold (made again since, or the note is not what
+  // it says): left alone.
+  const auth::AuthConfig& auth = ctx.settings.current().auth;
+  bool held = realm.empty() || realm == "default" || realm == broker::Broker::kMirrorRealm || auth.realm(realm) ||
+              std::any_of(auth.tokens.begin(), auth.tokens.end(), [&](const auth::TokenEntry& t) { return t.realm == realm; });
+  if (held) {
+    spdlog::warn("cluster: node {} removed realm '{}', which this node's settings hold; kept", log_text(note->node_id), log_text(realm));
+    return;
+  }
+  size_t closed = release_realm(ctx, realm, nullptr, Disposal{});
+  spdlog::info("realm '{}' removed on node {}: {} sockets disconnected here", log_text(realm), log_text(note->node_id), closed);
 }
 
 }  // namespace siomq::surfaces
