@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <utility>
+#include <vector>
 
 #include "wire/js_json.h"
 
@@ -18,43 +20,42 @@ simdjson::dom::parser& thread_parser() {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Walks the document for placeholders, as Socket.IO's reconstruction does: an object whose
-// `_placeholder` is true must carry a number `num` that indexes an existing attachment.
-Status check_placeholders(simdjson::dom::element el, size_t attachments, int depth) {
-  if (depth > 1024) return make_error("JSON nested too deeply");
-  switch (el.type()) {
-    case simdjson::dom::element_type::ARRAY: {
-      simdjson::dom::array arr = el.get_array().value_unsafe();
-      for (auto child : arr) {
-        auto st = check_placeholders(child, attachments, depth + 1);
-        if (!st) return st;
-      }
-      return Ok{};
-    }
-    case simdjson::dom::element_type::OBJECT: {
-      auto obj = el.get_object().value_unsafe();
+// `_placeholder` is true must carry a number `num` that indexes an existing attachment. Iterative (an
+// explicit stack of what is left to visit), so client data sets no C++ stack depth.
+Status check_placeholder(simdjson::dom::object obj, size_t attachments) {
+  auto num = obj["num"];
+  if (num.error()) return make_error("illegal attachments");
+  auto v = num.value_unsafe();
+  double n = 0;
+  if (v.is_int64()) n = static_cast<double>(v.get_int64().value_unsafe());
+  else if (v.is_uint64()) n = static_cast<double>(v.get_uint64().value_unsafe());
+  else if (v.is_double()) n = v.get_double().value_unsafe();
+  else return make_error("illegal attachments");
+  if (!(n >= 0) || n >= static_cast<double>(attachments) || n != static_cast<double>(static_cast<size_t>(n)))
+    return make_error("illegal attachments");
+  return Ok{};
+}
+
+Status check_placeholders(simdjson::dom::element root, size_t attachments) {
+  std::vector<std::pair<simdjson::dom::element, int>> left{{root, 0}};
+  while (!left.empty()) {
+    auto [el, depth] = left.back();
+    left.pop_back();
+    if (depth > 1024) return make_error("JSON nested too deeply");
+    if (el.type() == simdjson::dom::element_type::ARRAY) {
+      simdjson::dom::array arr = el.get_array().value_unsafe();  // a local: the range must outlive the loop
+      for (auto child : arr) left.emplace_back(child, depth + 1);
+    } else if (el.type() == simdjson::dom::element_type::OBJECT) {
+      simdjson::dom::object obj = el.get_object().value_unsafe();
       auto ph = obj["_placeholder"];
       if (!ph.error() && ph.value_unsafe().is_bool() && ph.value_unsafe().get_bool().value_unsafe()) {
-        auto num = obj["num"];
-        if (num.error()) return make_error("illegal attachments");
-        auto v = num.value_unsafe();
-        double n = 0;
-        if (v.is_int64()) n = static_cast<double>(v.get_int64().value_unsafe());
-        else if (v.is_uint64()) n = static_cast<double>(v.get_uint64().value_unsafe());
-        else if (v.is_double()) n = v.get_double().value_unsafe();
-        else return make_error("illegal attachments");
-        if (!(n >= 0) || n >= static_cast<double>(attachments) || n != static_cast<double>(static_cast<size_t>(n)))
-          return make_error("illegal attachments");
-        return Ok{};
+        if (auto st = check_placeholder(obj, attachments); !st) return st;
+        continue;
       }
-      for (auto field : obj) {
-        auto st = check_placeholders(field.value, attachments, depth + 1);
-        if (!st) return st;
-      }
-      return Ok{};
+      for (auto field : obj) left.emplace_back(field.value, depth + 1);
     }
-    default:
-      return Ok{};
   }
+  return Ok{};
 }
 
 }  // namespace
@@ -101,7 +102,7 @@ Status check_attachment_placeholders(std::string_view json, size_t attachments) 
   std::string tamed;
   auto doc = js::parse(thread_parser(), json, tamed);
   if (doc.error()) return make_error("invalid payload");
-  return check_placeholders(doc.value_unsafe(), attachments, 0);
+  return check_placeholders(doc.value_unsafe(), attachments);
 }
 
 static Status validate_packet(const Packet& p, std::string* event) {
@@ -141,7 +142,7 @@ static Status validate_packet(const Packet& p, std::string* event) {
       break;
   }
   if (p.type == PacketType::kBinaryEvent || p.type == PacketType::kBinaryAck)
-    return check_placeholders(root, p.attachment_count, 0);
+    return check_placeholders(root, p.attachment_count);
   return Ok{};
 }
 
