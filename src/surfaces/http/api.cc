@@ -85,11 +85,10 @@ class Api : public std::enable_shared_from_this<Api> {
                                     const broker::QueueStats& q) {
       boost::asio::post(conn->worker().io(), [self, conn, shape, q] {
         Metrics::Now now;
+        cluster::LinkStats link_stats;
         if (const auto& link = self->parts_.tyo_mq->cluster) {
-          cluster::LinkStats s = link->stats();
-          now.cluster = Metrics::Now::Cluster{s.connected,     s.reference_mode, s.relayed_out,    s.relayed_in,
-                                              s.relay_dropped, s.relay_refused,  s.relay_unwanted, s.outages,
-                                              s.peers,         s.interest_terms};
+          link_stats = link->stats();
+          now.cluster = &link_stats;
         }
         now.connections_current = self->parts_.engine.session_count();
         for (size_t i = 0; i < self->parts_.workers; ++i) now.worker_sessions.push_back(self->parts_.engine.sessions_on(i));

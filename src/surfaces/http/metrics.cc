@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "broker/durable_queues.h"
+#include "cluster/link.h"
 #include "surfaces/http/bounded_counters.h"
 
 namespace siomq::surfaces::http {
@@ -156,7 +157,7 @@ std::string Metrics::render(const Now& now) {
     f.in_flight.Set(static_cast<double>(q->in_flight));
     f.dead_now.Set(static_cast<double>(q->dead));
   }
-  if (const auto& c = now.cluster) {
+  if (const cluster::LinkStats* c = now.cluster) {
     if (!f.cluster) f.cluster = std::make_unique<Families::ClusterFamilies>(*f.registry);
     Families::ClusterFamilies& k = *f.cluster;
     k.connected.Set(c->connected ? 1 : 0);

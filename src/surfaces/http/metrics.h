@@ -30,7 +30,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +38,9 @@
 
 namespace siomq::broker {
 struct QueueStats;
+}
+namespace siomq::cluster {
+struct LinkStats;
 }
 
 namespace siomq::surfaces::http {
@@ -80,13 +82,7 @@ class Metrics : public broker::QueueObserver {
     std::vector<size_t> worker_sessions;   // by worker
     uint64_t slow_consumers = 0;           // sessions closed as slow consumers since start
     const broker::QueueStats* queues = nullptr;
-    // The cluster link's figures (cluster::LinkStats), on a node in a cluster.
-    struct Cluster {
-      bool connected = false, reference_mode = false;
-      uint64_t relayed_out = 0, relayed_in = 0, relay_dropped = 0, relay_refused = 0, relay_unwanted = 0, outages = 0;
-      size_t peers = 0, interest_terms = 0;
-    };
-    std::optional<Cluster> cluster;
+    const cluster::LinkStats* cluster = nullptr;  // on a node in a cluster only
   };
   // The Prometheus text format (0.0.4) of every family with at least one series. Linear in the series.
   std::string render(const Now& now);
