@@ -53,7 +53,12 @@ size_t Broker::realm_count() {
 
 void Broker::recount(Slot& slot) {
   if (slot.detached) return;
-  if (ledger_) ledger_->report(slot.name, slot.realm.take_interest_deltas());
+  if (ledger_) {
+    ledger_->report(slot.name, slot.realm.take_interest_deltas());
+    // (Taken even with no sink, so that they never pile up.)
+    auto changes = slot.realm.take_peer_presence();
+    if (presence_sink_ && !changes.empty()) presence_sink_(slot.name, std::move(changes));
+  }
   size_t names = slot.realm.producer_count() + slot.realm.consumer_count();
   size_t subscriptions = slot.realm.subscription_count();
   // Unsigned wrap-around makes "add the difference" right whichever way the count moved.

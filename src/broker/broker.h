@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,11 @@ class Broker {
   // From now on every realm reports its interest terms to `ledger` (a node in a cluster); call before the
   // first realm is made. The ledger must outlive the broker.
   void track_interest(InterestLedger* ledger) { ledger_ = ledger; }
+  // From then on (with track_interest), each call into a realm ends by handing the presence changes it made
+  // for the other nodes (RealmRegistry::take_peer_presence) to `sink`, under the realm's lock, so that
+  // they leave in the order they were made. Set before the first realm is made.
+  using PresenceSink = std::function<void(const std::string& realm, std::vector<PeerPresence> changes)>;
+  void share_presence(PresenceSink sink) { presence_sink_ = std::move(sink); }
 
   // Names bound (producers and consumers) and subscriptions held in every realm together: the server-wide
   // caps are checked against these. Kept up to date after each call into a realm.
@@ -111,6 +117,7 @@ class Broker {
   std::map<std::string, std::shared_ptr<Slot>> realms_;
   std::atomic<size_t> names_total_{0}, subscriptions_total_{0};
   InterestLedger* ledger_ = nullptr;
+  PresenceSink presence_sink_;
 };
 
 }  // namespace siomq::broker

@@ -73,13 +73,7 @@ std::vector<Notice> RealmRegistry::register_producer(const std::string& name, co
   p.endpoint = endpoint;
   p.online = true;
   // Every consumer subscribed to this producer hears of it, with the keys it subscribed under.
-  std::map<std::string, std::vector<std::string>> keys_by_consumer;
-  for (const auto& [key, subs] : subscriptions_) {
-    for (const auto& [order, s] : subs.in_order) {
-      if (s.producers.count(name)) keys_by_consumer[s.consumer].push_back(key);
-    }
-  }
-  for (const auto& [consumer, keys] : keys_by_consumer) {
+  for (const auto& [consumer, keys] : keys_naming(name)) {
     p.subscribers.insert(consumer);
     out.push_back(subscribe_to_notice(p, consumer, keys));
     if (EndpointPtr c = consumer_endpoint(consumer)) {
@@ -87,6 +81,7 @@ std::vector<Notice> RealmRegistry::register_producer(const std::string& name, co
                                 endpoint->socket_id()));
     }
   }
+  if (track_interest_) record_peer_presence({PeerPresence::Kind::producer_online, name, endpoint->socket_id(), {}, {}, {}, true});
   return out;
 }
 
@@ -104,6 +99,7 @@ std::optional<std::vector<Notice>> RealmRegistry::register_consumer(const std::s
     out.push_back(link_notice(Presence::Kind::connected, it->second.endpoint, it->second.id, false, name,
                               endpoint->socket_id(), id));
   }
+  if (track_interest_) record_peer_presence(PeerPresence::Kind::consumer_online, name, endpoint->socket_id(), c);
   return out;
 }
 
@@ -124,13 +120,22 @@ std::pair<std::string, std::vector<Notice>> RealmRegistry::subscribe(const Subsc
     Notice n = subscribe_to_notice(p, spec.consumer, {key});
     out.push_back(std::move(n));
   };
+  bool here = false;  // the producer is online on this node
   if (spec.producer != kAnyProducer) {
     auto p = producers_.find(spec.producer);
-    if (p != producers_.end() && p->second.online && p->second.endpoint) announce(p->second);
+    here = p != producers_.end() && p->second.online && p->second.endpoint;
+    if (here) announce(p->second);
   } else {
     for (auto& [name, p] : producers_) {
       if (name != spec.consumer && p.online && p.endpoint) announce(p);
     }
+  }
+  // A producer online on another node hears of it there (TYO-MQ-ALL: every producer, wherever it is).
+  if (track_interest_ && !here) {
+    const Consumer& cs = consumers_[spec.consumer];
+    PeerPresence change{PeerPresence::Kind::subscribed, spec.consumer, cs.endpoint ? cs.endpoint->socket_id() : std::string(),
+                        cs.id, spec.producer, {key}, cs.online};
+    record_peer_presence(std::move(change));
   }
   return {key, std::move(out)};
 }
@@ -421,6 +426,11 @@ std::vector<Notice> RealmRegistry::disconnect(const EndpointPtr& endpoint) {
       if (p == producers_.end() || !p->second.online || !p->second.endpoint) continue;
       out.push_back(link_notice(Presence::Kind::disconnected, p->second.endpoint, p->second.id, false, name, socket));
     }
+  }
+  if (track_interest_) {
+    for (const auto& name : gone_producers) record_peer_presence({PeerPresence::Kind::producer_offline, name, socket, {}, {}, {}, true});
+    for (const auto& name : gone_consumers)
+      record_peer_presence(PeerPresence::Kind::consumer_offline, name, socket, consumers_[name]);
   }
   return out;
 }

@@ -18,6 +18,7 @@
 
 #include "broker/endpoint.h"
 #include "broker/interest_ledger.h"
+#include "broker/peer_presence.h"
 #include "broker/subject_index.h"
 #include "broker/sublist.h"
 #include "wire/subscription_key.h"
@@ -151,6 +152,14 @@ class RealmRegistry {
   // Every term held now.
   std::vector<std::string> interest_terms() const;
 
+  // Presence across nodes (broker/peer_presence.h; realm_presence.cc), recorded while tracking interest
+  // (a node in a cluster): the changes made here since the last call, in order, for the other nodes.
+  std::vector<PeerPresence> take_peer_presence() { return std::exchange(peer_presence_, {}); }
+  // A change on another node: the presence events this node's clients hear of it. A producer coming
+  // online there also gets, in `answers`, the `subscribed` changes to send back (this node's consumers
+  // subscribed to it).
+  std::vector<Notice> peer_presence(const PeerPresence& change, std::vector<PeerPresence>& answers) const;
+
  private:
   struct Producer {
     std::string id;
@@ -185,6 +194,10 @@ class RealmRegistry {
   void count_interest(const std::string& key, const SubscribeSpec& spec, int delta);
   Subscription& upsert(const std::string& key, const SubscribeSpec& spec);
   Route route_to(const std::string& key, const Subscription& s) const;
+  void record_peer_presence(PeerPresence change);
+  void record_peer_presence(PeerPresence::Kind kind, const std::string& consumer, const std::string& socket,
+                            const Consumer& c);
+  std::map<std::string, std::vector<std::string>> keys_naming(const std::string& producer) const;
   void trim_group_counters();
   Notice subscribe_to_notice(const Producer& producer, const std::string& consumer, const std::vector<std::string>& keys);
   static Notice link_notice(Presence::Kind kind, const EndpointPtr& to, const std::string& to_id, bool peer_is_producer,
@@ -211,6 +224,7 @@ class RealmRegistry {
   bool track_interest_ = false;
   std::unordered_map<std::string, size_t> interest_;  // term -> subscriptions naming it
   std::vector<std::pair<std::string, int>> interest_deltas_;
+  std::vector<PeerPresence> peer_presence_;
 };
 
 }  // namespace siomq::broker

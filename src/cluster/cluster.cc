@@ -18,6 +18,7 @@
 
 #include "auth/hmac.h"
 #include "cluster/interest_sync.h"
+#include "cluster/name_claims.h"
 #include "cluster/shared_settings.h"
 #include "redis/async_client.h"
 #include "wire/clock.h"
@@ -71,7 +72,11 @@ class Cluster::Node {
         retry_timer_(io_),
         health_timer_(io_),
         interest_(io_, config_, ledger,
-                  [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); }) {
+                  [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); }),
+        names_(config_, [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); },
+               [this](const std::string& realm, const std::string& name) {
+                 if (handlers_.name_lost) handlers_.name_lost(realm, name);
+               }) {
     messages_channel_ = config_.prefix + ":messages";
     settings_channel_ = config_.prefix + ":settings:changed";
     // A subscription made or dropped on a worker wakes this thread once per burst.
@@ -148,6 +153,16 @@ class Cluster::Node {
         done(make_error("Manager proof nonce was already used", 401));
       });
     });
+  }
+
+  void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) {
+    asio::post(io_, [this, realm, name, done = std::move(done)]() mutable {
+      names_.claim(realm, name, state_ == State::up, std::move(done));
+    });
+  }
+
+  void release_name(const std::string& realm, const std::string& name) {
+    asio::post(io_, [this, realm, name] { names_.release(realm, name, state_ == State::up); });
   }
 
   void read_document(const std::string& name, Link::Read done) {
@@ -244,6 +259,7 @@ class Cluster::Node {
         publish_pending_settings();
       }
       interest_.joined();
+      names_.joined();
       mark_synced();
       if (handlers_.joined) handlers_.joined();
     });
@@ -485,6 +501,7 @@ class Cluster::Node {
   std::deque<DocumentChange> changes_;  // the front one is running
   std::string messages_channel_, settings_channel_;
   InterestSync interest_;
+  NameClaims names_;
   // Any thread:
   std::atomic<bool> up_{false};
   std::mutex out_mu_;
@@ -513,6 +530,10 @@ void Cluster::publish_settings(std::string document) { node_->publish_settings(s
 void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {
   node_->claim_nonce(nonce, std::move(done));
 }
+void Cluster::claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) {
+  node_->claim_name(realm, name, std::move(done));
+}
+void Cluster::release_name(const std::string& realm, const std::string& name) { node_->release_name(realm, name); }
 void Cluster::read_document(const std::string& name, Read done) { node_->read_document(name, std::move(done)); }
 void Cluster::change_document(const std::string& name, Change change, std::function<void(const Status&)> done) {
   node_->change_document(name, std::move(change), std::move(done));

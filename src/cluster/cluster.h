@@ -6,7 +6,8 @@
 //   <c>:nonce:<nonce>       a manager proof's nonce, claimed once for the whole cluster (SET NX PX)
 // Each node ignores what carries its own node_id. siomq's own, for the interest-based relay
 // (cluster/interest.h): <c>:nodes (leases), <c>:node:<id>:interest, <c>:node:<id> (its relay channel),
-// <c>:interest (notes). A message goes to <c>:messages only while a reference node shares the cluster;
+// <c>:interest (notes); <c>:consumers:<realm> and <c>:node:<id>:names (consumer names, cluster/name_claims.h);
+// <c>:presence (presence notes, cluster/presence_note.h). A message goes to <c>:messages only while a reference node shares the cluster;
 // otherwise only to the nodes whose subscriptions want it (cluster/interest_sync.h).
 //
 // Guarantees: nothing here blocks a caller. While Redis is unreachable the node keeps serving its own
@@ -54,6 +55,9 @@ class Cluster final : public Link {
     // Each time the node has (re)joined (subscribed, settings synced), on the cluster thread: what the
     // node copies from the shared documents, in case it missed their notes.
     std::function<void()> joined;
+    // A consumer name this node held was taken by another node while Redis was away (cluster/name_claims.h):
+    // its holder here is to be dropped; on the cluster thread.
+    std::function<void(const std::string& realm, const std::string& name)> name_lost;
   };
   using Stats = LinkStats;
 
@@ -77,6 +81,8 @@ class Cluster final : public Link {
 
   void relay(RelayedMessage m) override;
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
+  void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) override;
+  void release_name(const std::string& realm, const std::string& name) override;
   void read_document(const std::string& name, Read done) override;
   void change_document(const std::string& name, Change change, std::function<void(const Status&)> done) override;
   void publish(const std::string& channel, std::string text) override;

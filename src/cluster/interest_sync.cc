@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "cluster/link.h"
+#include "cluster/name_claims.h"
 #include "wire/clock.h"
 
 namespace siomq::cluster {
@@ -50,11 +51,15 @@ return v
 // The lease renewed, the nodes whose lease ended dropped with their hashes, and every live node's version.
 // KEYS: nodes, this node's hash. ARGV: node id, lease ms, prefix.
 // Answers {1 or 0 (whether this node's hash still exists), node, version, node, version, …}.
-constexpr const char* kHeartbeatScript = R"lua(
+// The consumer names such a node held go too (cluster/name_claims.h).
+constexpr const char* kHeartbeatBody = R"lua(
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
-  if id ~= ARGV[1] then redis.call('DEL', ARGV[3] .. ':node:' .. id .. ':interest') end
+  if id ~= ARGV[1] then
+    redis.call('DEL', ARGV[3] .. ':node:' .. id .. ':interest')
+    sweep_names(ARGV[3], id)
+  end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local out = {redis.call('EXISTS', KEYS[2])}
@@ -69,6 +74,11 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
 end
 return out
 )lua";
+
+const std::string& heartbeat_script() {
+  static const std::string script = sweep_names_lua() + kHeartbeatBody;
+  return script;
+}
 
 // More nodes than this in one answer are not read (a hostile or broken Redis must not make this node
 // read without bound).
@@ -207,7 +217,7 @@ void InterestSync::arm_heartbeat() {
 }
 
 void InterestSync::heartbeat() {
-  command_({"EVAL", kHeartbeatScript, "2", nodes_key_, hash_key_, config_.node_id, std::to_string(config_.node_lease_ms),
+  command_({"EVAL", heartbeat_script(), "2", nodes_key_, hash_key_, config_.node_id, std::to_string(config_.node_lease_ms),
             config_.prefix},
            [this, epoch = epoch_](Result<Value> r) {
              if (epoch != epoch_) return;

@@ -42,6 +42,12 @@ class Link {
   // Redis cannot say.
   virtual void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) = 0;
 
+  // Claims the consumer name `name` of `realm` for this node, cluster-wide (cluster/name_claims.h): Ok when
+  // no other live node holds it (or Redis cannot say now: it is claimed once Redis is back), 409 when one
+  // does. Each Ok is released once, when the claim's session ends.
+  virtual void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) = 0;
+  virtual void release_name(const std::string& realm, const std::string& name) = 0;
+
   // The documents the nodes share (tyo-mq §10: "authreqs", "e2eekeys"), JSON texts at <c>:<name>.
   // Reads one: nullopt when it does not exist; 503 when Redis cannot say.
   using Read = std::function<void(Result<std::optional<std::string>>)>;

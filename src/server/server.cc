@@ -14,6 +14,7 @@
 #include "broker/key_directory.h"
 #include "broker/streams.h"
 #include "cluster/cluster.h"
+#include "cluster/presence_note.h"
 #include "cluster/realm_note.h"
 #include "net/engine_server.h"
 #include "net/inbound_budget.h"
@@ -30,12 +31,14 @@
 #include "surfaces/http/http_publish.h"
 #include "surfaces/http/sse_history.h"
 #include "surfaces/tyo_mq/cluster_keys.h"
+#include "surfaces/tyo_mq/cluster_presence.h"
 #include "surfaces/tyo_mq/context.h"
 #include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/enrolment.h"
 #include "surfaces/tyo_mq/produce_chunks.h"
 #include "surfaces/tyo_mq/publish.h"
 #include "surfaces/tyo_mq/realm_disposal.h"
+#include "surfaces/tyo_mq/registration.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 
 namespace siomq::server {
@@ -174,13 +177,16 @@ void Server::join_cluster() {
       spdlog::error("cluster: keeping this node's settings; the cluster's cannot be used: {}", s.error().message);
   };
   handlers.local_settings = [this] { return live_.document().dump(); };
-  handlers.note_channels = {surfaces::kDecisionChannel, surfaces::kKeysChannel, cluster::kRealmRemovedChannel};
+  handlers.note_channels = {surfaces::kDecisionChannel, surfaces::kKeysChannel, cluster::kRealmRemovedChannel,
+                            cluster::kPresenceChannel};
   handlers.note = [ctx](const std::string& channel, const std::string& text) {
     if (channel == surfaces::kDecisionChannel) surfaces::on_decision_note(*ctx, text);
     if (channel == surfaces::kKeysChannel) surfaces::on_keys_note(*ctx, text);
     if (channel == cluster::kRealmRemovedChannel) surfaces::on_realm_removed_note(*ctx, text);
+    if (channel == cluster::kPresenceChannel) surfaces::on_presence_note(*ctx, text);
   };
   handlers.joined = [ctx] { surfaces::copy_shared_keys(*ctx); };
+  handlers.name_lost = [ctx](const std::string& realm, const std::string& name) { surfaces::drop_lost_name(*ctx, realm, name); };
   // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope;
   // binary attachments travel in base64 (4/3).
   const size_t max_relayed =
@@ -188,6 +194,11 @@ void Server::join_cluster() {
   cluster_ = std::make_shared<cluster::Cluster>(config, std::move(handlers), max_relayed, &interest_);
   cluster::Cluster* c = cluster_.get();
   ctx->cluster = cluster_;
+  // What clients do here that clients on other nodes hear of (weakly: the broker outlives the cluster).
+  broker_->share_presence([weak = std::weak_ptr<cluster::Cluster>(cluster_)](const std::string& realm,
+                                                                             std::vector<broker::PeerPresence> changes) {
+    if (auto link = weak.lock()) surfaces::share_presence(*link, realm, changes);
+  });
   live_.on_changed([c](const nlohmann::json& doc) { c->publish_settings(doc.dump()); });
 }
 

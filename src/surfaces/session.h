@@ -71,6 +71,11 @@ class Session {
 
   // Every realm this session registered or subscribed in: its end takes it offline in each.
   std::set<std::string> realms;
+  // In a cluster: the consumer names (realm, name) this session claimed cluster-wide, released when it
+  // ends; the claims it waits on (bounded); and whether it has ended (a claim answered later is released).
+  std::set<std::pair<std::string, std::string>> claimed_names;
+  uint16_t claims_waiting = 0;
+  bool ended = false;
   // PRODUCE_CHUNK transfers in progress (§3.6); dropped with the session, or by a timer once idle.
   ChunkAssembler chunks;
   bool watching_chunks = false;  // that timer is armed

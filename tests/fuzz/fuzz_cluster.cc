@@ -1,7 +1,7 @@
 // libFuzzer target for what a cluster's nodes read from Redis (src/cluster): relayed messages
 // (decode_relay), the shared settings document and its change note, the shared authorization requests
 // and their decision note, the shared key directory and its change note, the interest notes and hash
-// fields of the interest-based relay, the realm-removed note.
+// fields of the interest-based relay, the realm-removed note, the presence note.
 //
 // Invariants: nothing crashes or takes more than linear time (-timeout); a message that decodes encodes
 // back to text that decodes to the same message (so a relayed message is passed on unchanged, whatever
@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "cluster/interest.h"
+#include "cluster/presence_note.h"
 #include "cluster/realm_note.h"
 #include "cluster/relay_message.h"
 #include "cluster/shared_keys.h"
@@ -92,6 +93,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> out;
     for (const auto& t : note->add) view.targets(t.realm, t.term, t.term, out);
     check(out.size() <= note->add.size());
+  }
+  if (auto note = decode_presence_note(text)) {
+    auto encoded = encode_presence_note(*note);
+    auto back = encoded ? decode_presence_note(*encoded) : std::nullopt;
+    check(back && back->node_id == note->node_id && back->realm == note->realm && back->change.kind == note->change.kind &&
+          back->change.name == note->change.name && back->change.names == note->change.names &&
+          back->change.online == note->change.online);
   }
   if (auto note = decode_realm_note(text)) {
     auto back = decode_realm_note(encode_realm_note(*note));

@@ -11,6 +11,7 @@
 #include "broker/durable_queues.h"
 #include "net/worker_pool.h"
 #include "surfaces/client_address.h"
+#include "surfaces/tyo_mq/registration.h"
 #include "surfaces/gate.h"
 #include "surfaces/http/metrics.h"
 #include "surfaces/socketio_reply.h"
@@ -58,6 +59,7 @@ void on_disconnect(Context& ctx, net::Socket& socket) {
   auto endpoint = socket.state<SocketEndpoint>();
   if (!endpoint) return;
   ctx.sessions.remove(endpoint.get());
+  release_claimed_names(ctx, *endpoint);
   // Every name it bound goes offline, in every realm it used.
   for (const auto& realm : endpoint->realms) {
     std::vector<broker::Notice> notices;

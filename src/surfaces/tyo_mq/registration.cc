@@ -1,15 +1,19 @@
 #include "surfaces/tyo_mq/registration.h"
 
+#include <boost/asio/post.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "broker/broker.h"
+#include "net/worker_pool.h"
 #include "surfaces/gate.h"
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/caps.h"
 #include "surfaces/tyo_mq/frames.h"
 #include "surfaces/tyo_mq/requests.h"
+#include "surfaces/tyo_mq/socket_endpoint.h"
 
 namespace siomq::surfaces {
 namespace {
@@ -49,6 +53,65 @@ bool name_allowed(const auth::Snapshot& snap, Session& session, Reply& reply, co
   return false;
 }
 
+// Claims a session may wait on at once (each is a round trip through Redis).
+constexpr uint16_t kMaxClaimsWaiting = 16;
+
+// §3.2 step 4: the newcomer is told and dropped; the holder keeps the name.
+void refuse_duplicate(Session& session, Reply& reply, const std::string& name) {
+  reply.emit("ERROR", error_object(-3, "Duplicate consumer name: " + name));
+  session.close_now();
+}
+
+// Binds the name in `realm` on this node (the registration caps first); returns whether it did (if not,
+// the client has been answered).
+bool bind_name(Context& ctx, Session& session, Reply& reply, const std::string& realm, const NamedRegistration& reg,
+               bool producer) {
+  const auth::Snapshot& snap = ctx.settings.current();
+  const auth::LimitValues& limits = snap.limits.for_realm(realm);
+  broker::EndpointPtr endpoint = session.endpoint();
+  bool bound = false;
+  auto notices = ctx.broker.with_realm(realm, [&](broker::RealmRegistry& rm) -> std::optional<std::vector<broker::Notice>> {
+    Cap cap{limits.max_registrations_per_socket, limits.max_registrations_per_realm,
+            snap.limits.server.max_registrations_total, "max_registrations_per_socket", "max_registrations_per_realm",
+            "max_registrations_total"};
+    if (!within_cap(session, reply, session.registrations, {realm, (producer ? "p:" : "c:") + reg.name}, cap,
+                    [&] { return rm.producer_count() + rm.consumer_count(); }, [&] { return ctx.broker.names_total(); }))
+      return std::vector<broker::Notice>{};
+    bound = true;
+    if (producer) return rm.register_producer(reg.name, reg.id, endpoint, reg.default_ttl_ms);
+    return rm.register_consumer(reg.name, reg.id, endpoint);
+  });
+  if (!notices) {
+    // The name is held by another live connection: the newcomer is told and dropped (§3.2).
+    refuse_duplicate(session, reply, reg.name);
+    return false;
+  }
+  session.realms.insert(realm);
+  send_notices(*notices);
+  return bound;
+}
+
+// In a cluster a consumer name is unique across the nodes (docs/scale-out.md): bound here at once, as on
+// one node (what the client sends next relies on it), and claimed in Redis (cluster/name_claims.h); when
+// another node holds it, the newcomer hears ERROR -3 and is dropped a round trip later. The claim is
+// released when the session ends.
+void bind_and_claim(Context& ctx, Session& session, Reply& reply, const std::string& realm, const NamedRegistration& reg) {
+  const bool claimed = session.claimed_names.count({realm, reg.name}) > 0;
+  if (!claimed && session.claims_waiting >= kMaxClaimsWaiting)
+    return reply_error(reply, Error{429, "CONSUMER: too many registrations wait for the cluster; retry later"});
+  if (!bind_name(ctx, session, reply, realm, reg, false) || claimed) return;
+  ++session.claims_waiting;
+  session.claimed_names.insert({realm, reg.name});
+  ctx.cluster->claim_name(realm, reg.name, [s = session.shared(), kept = reply.keep(), realm, name = reg.name](const Status& granted) {
+    boost::asio::post(s->worker().io(), [s, kept, realm, name, granted] {
+      --s->claims_waiting;
+      if (granted) return;  // (released when the session ends, even if it ended meanwhile)
+      s->claimed_names.erase({realm, name});  // never granted: nothing to release
+      if (!s->ended) refuse_duplicate(*s, *kept, name);
+    });
+  });
+}
+
 void on_register(Context& ctx, Session& session, const Request& request, Reply& reply, bool producer) {
   const auth::Snapshot& snap = ctx.settings.current();
   if (!admit(ctx.gate(), snap, session, reply, producer ? "PRODUCER" : "CONSUMER",
@@ -58,26 +121,8 @@ void on_register(Context& ctx, Session& session, const Request& request, Reply& 
   if (!reg) return;
   const std::string realm = session.realm();
   if (!name_allowed(snap, session, reply, realm, reg->name)) return;
-  const auth::LimitValues& limits = snap.limits.for_realm(realm);
-  broker::EndpointPtr endpoint = session.endpoint();
-  auto notices = ctx.broker.with_realm(realm, [&](broker::RealmRegistry& rm) -> std::optional<std::vector<broker::Notice>> {
-    Cap cap{limits.max_registrations_per_socket, limits.max_registrations_per_realm,
-            snap.limits.server.max_registrations_total, "max_registrations_per_socket", "max_registrations_per_realm",
-            "max_registrations_total"};
-    if (!within_cap(session, reply, session.registrations, {realm, (producer ? "p:" : "c:") + reg->name}, cap,
-                    [&] { return rm.producer_count() + rm.consumer_count(); }, [&] { return ctx.broker.names_total(); }))
-      return std::vector<broker::Notice>{};
-    if (producer) return rm.register_producer(reg->name, reg->id, endpoint, reg->default_ttl_ms);
-    return rm.register_consumer(reg->name, reg->id, endpoint);
-  });
-  if (!notices) {
-    // The name is held by another live connection: the newcomer is told and dropped (§3.2).
-    reply.emit("ERROR", error_object(-3, "Duplicate consumer name: " + reg->name));
-    session.close_now();
-    return;
-  }
-  session.realms.insert(realm);
-  send_notices(*notices);
+  if (!producer && ctx.cluster) return bind_and_claim(ctx, session, reply, realm, *reg);
+  bind_name(ctx, session, reply, realm, *reg, producer);
 }
 
 }  // namespace
@@ -88,6 +133,22 @@ void on_producer(Context& ctx, Session& session, const Request& request, Reply& 
 
 void on_consumer(Context& ctx, Session& session, const Request& request, Reply& reply) {
   on_register(ctx, session, request, reply, false);
+}
+
+void release_claimed_names(Context& ctx, Session& session) {
+  session.ended = true;
+  if (!ctx.cluster) return;
+  for (const auto& [realm, name] : session.claimed_names) ctx.cluster->release_name(realm, name);
+  session.claimed_names.clear();
+}
+
+void drop_lost_name(Context& ctx, const std::string& realm, const std::string& name) {
+  broker::EndpointPtr holder;
+  ctx.broker.if_realm(realm, [&](broker::RealmRegistry& rm) { holder = rm.consumer_endpoint(name); });
+  auto session = std::dynamic_pointer_cast<SocketEndpoint>(holder);
+  if (!session) return;
+  session->notify("ERROR", error_object(-3, "Duplicate consumer name: " + name));
+  session->close();
 }
 
 }  // namespace siomq::surfaces
