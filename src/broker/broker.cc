@@ -4,10 +4,15 @@ namespace siomq::broker {
 
 Broker::Routing Broker::route_produce(const std::string& realm, std::string_view event, const std::string& from,
                                       const std::optional<std::string>& sender_id, const EndpointPtr& sender,
-                                      size_t name_room) {
+                                      size_t name_room, const RemoteGroups* remote) {
   Routing out = with_realm(realm, [&](RealmRegistry& r) {
     bool fresh = r.bind_sender(from, sender_id, sender, name_room);
-    return Routing{r.route(event, from), r.producer_default_ttl(from), fresh};
+    Routing routing{{}, r.producer_default_ttl(from), fresh, {}};
+    RealmRegistry::GroupScope scope;
+    scope.remote = remote ? remote->realm(realm) : nullptr;
+    scope.picks = &routing.remote_picks;
+    routing.routes = r.route(event, from, scope);
+    return routing;
   });
   for (auto& route : out.routes) route.realm = realm;
   if (realm != kMirrorRealm) {
@@ -23,13 +28,17 @@ Broker::Routing Broker::route_produce(const std::string& realm, std::string_view
   return out;
 }
 
-std::vector<Route> Broker::route_relayed(const std::string& realm, std::string_view event, const std::string& from) {
+std::vector<Route> Broker::route_relayed(const std::string& realm, std::string_view event, const std::string& from,
+                                         const std::vector<std::string>& groups) {
   std::vector<Route> out;
+  static const std::vector<std::string> none;
   auto route_in = [&](const std::string& name) {
     std::shared_ptr<Slot> slot = existing(name);
     if (!slot) return;
     std::lock_guard lock(slot->mu);
-    for (auto& route : slot->realm.route(event, from, false)) {
+    RealmRegistry::GroupScope scope;
+    scope.only = name == realm ? &groups : &none;
+    for (auto& route : slot->realm.route(event, from, scope)) {
       route.realm = name;
       out.push_back(std::move(route));
     }

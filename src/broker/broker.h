@@ -23,17 +23,22 @@ class Broker {
     std::vector<Route> routes;
     std::optional<int64_t> default_ttl_ms;  // the sending producer's (§5.5)
     bool new_name = false;                  // `from` was a name the realm did not know: it is bound now
+    std::vector<RemoteGroupPick> remote_picks;  // groups whose turn went to another node (a cluster)
   };
   // Routes a PRODUCE from `realm` — binding the sender's name as §3.5 says, a new one only while the realm
   // holds fewer than `name_room` names — and, when a realm "*" exists, in "*" as well. Every copy, in
   // order: the realm's own first.
+  // `remote`: in a cluster, the other nodes' group members (RealmRegistry::GroupScope), for the realm's own
+  // copies (realm "*"'s groups stay on this node).
   Routing route_produce(const std::string& realm, std::string_view event, const std::string& from,
                         const std::optional<std::string>& sender_id, const EndpointPtr& sender,
-                        size_t name_room = SIZE_MAX);
+                        size_t name_room = SIZE_MAX, const RemoteGroups* remote = nullptr);
 
-  // Routes a message another node relayed (§10): like route_produce, but it binds no name, skips groups and
-  // creates no realm. Every copy, in order.
-  std::vector<Route> route_relayed(const std::string& realm, std::string_view event, const std::string& from);
+  // Routes a message another node relayed (§10): like route_produce, but it binds no name, creates no realm
+  // and skips groups but `groups` (those whose turn the origin gave this node, in the realm itself). Every
+  // copy, in order.
+  std::vector<Route> route_relayed(const std::string& realm, std::string_view event, const std::string& from,
+                                   const std::vector<std::string>& groups = {});
 
   // Runs `f(RealmRegistry&)` under the realm's lock, creating the realm on first use; returns what f returns.
   template <class F>

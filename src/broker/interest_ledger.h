@@ -28,6 +28,8 @@ namespace siomq::broker {
 // realm), the realm "*" (every realm) — more traffic, never a message left out. Readers take up to four
 // times this (cluster/interest.h), so that a later, larger limit is read.
 inline constexpr size_t kMaxInterestTermBytes = 1024;
+// Between a consumer group's name and a key in its term (RealmRegistry::group_term).
+inline constexpr char kGroupTermSeparator = '\x1f';
 
 struct InterestTerm {
   std::string realm, term;

@@ -89,6 +89,7 @@ std::optional<std::vector<Notice>> RealmRegistry::register_consumer(const std::s
                                                             const EndpointPtr& endpoint) {
   Consumer& c = consumers_[name];
   if (c.online && c.endpoint && c.endpoint != endpoint) return std::nullopt;
+  if (track_interest_ && !c.online) count_group_interest(name, +1);
   c.id = id;
   c.endpoint = endpoint;
   c.online = true;
@@ -108,6 +109,7 @@ std::pair<std::string, std::vector<Notice>> RealmRegistry::subscribe(const Subsc
   // A consumer name with no live connection is bound to this one, without the duplicate check.
   Consumer& c = consumers_[spec.consumer];
   if (!c.online || !c.endpoint) {
+    if (track_interest_ && !c.online) count_group_interest(spec.consumer, +1);
     c.endpoint = endpoint;
     c.online = true;
     if (c.id.empty()) c.id = spec.id;
@@ -167,6 +169,7 @@ RealmRegistry::Subscription& RealmRegistry::upsert(const std::string& key, const
   }
   if (s.spec.topic) topics_.erase(s.pattern, s.index_id);
   s.producers.insert(spec.producer);
+  if (track_interest_) set_group_interest(spec.consumer, key, spec.topic ? std::nullopt : spec.group);
   s.spec = spec;
   if (s.spec.topic) {
     s.pattern = lower(spec.event);
@@ -205,6 +208,41 @@ void RealmRegistry::count_interest(const std::string& term, int delta) {
   }
 }
 
+// A consumer group's members across nodes (docs/scale-out.md "Consumer groups"): "g", the group, a unit
+// separator and the key, for each exact grouped subscription of an online consumer (a topic subscription's
+// group stays on its node). A term too long to share is not shared: that group stays on its node.
+std::optional<std::string> RealmRegistry::group_term(const std::string& group, const std::string& key) {
+  std::string term = "g" + group + kGroupTermSeparator + key;
+  if (term.size() > kMaxInterestTermBytes) return std::nullopt;
+  return term;
+}
+
+void RealmRegistry::set_group_interest(const std::string& consumer, const std::string& key,
+                                       const std::optional<std::string>& group) {
+  auto c = consumers_.find(consumer);
+  const bool online = c != consumers_.end() && c->second.online;
+  auto& mine = grouped_[consumer];
+  auto it = mine.find(key);
+  if (it != mine.end()) {
+    if (group && it->second == *group) return;
+    if (auto term = group_term(it->second, key); term && online) count_interest(*term, -1);
+    mine.erase(it);
+  }
+  if (group) {
+    mine.emplace(key, *group);
+    if (auto term = group_term(*group, key); term && online) count_interest(*term, +1);
+  }
+  if (mine.empty()) grouped_.erase(consumer);
+}
+
+void RealmRegistry::count_group_interest(const std::string& consumer, int delta) {
+  auto it = grouped_.find(consumer);
+  if (it == grouped_.end()) return;
+  for (const auto& [key, group] : it->second) {
+    if (auto term = group_term(group, key)) count_interest(*term, delta);
+  }
+}
+
 std::vector<std::string> RealmRegistry::interest_terms() const {
   std::vector<std::string> out;
   out.reserve(interest_.size());
@@ -230,7 +268,10 @@ std::optional<SubscribeSpec> RealmRegistry::unsubscribe(const std::string& key, 
     topic_subs_.erase(s->index_id);
   }
   SubscribeSpec spec = std::move(s->spec);
-  if (track_interest_) count_interest(key, spec, -1);
+  if (track_interest_) {
+    count_interest(key, spec, -1);
+    set_group_interest(consumer, key, std::nullopt);
+  }
   subs.by_consumer.erase(consumer);
   subs.in_order.erase(s->index_id);
   --subscription_count_;
@@ -280,6 +321,13 @@ bool RealmRegistry::bind_sender(const std::string& name, const std::optional<std
 }
 
 std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view from, bool with_groups) {
+  GroupScope scope;
+  static const std::vector<std::string> none;
+  if (!with_groups) scope.only = &none;
+  return route(event, from, scope);
+}
+
+std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view from, const GroupScope& scope) {
   // The three keys a message is routed by, built in this thread's buffers (no allocation per message).
   thread_local std::string keys[3];
   thread_local std::vector<Candidate> candidates;
@@ -323,28 +371,52 @@ std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view
   out.reserve(candidates.size());
   // Groups in order of first appearance, found by name through a hash index: a realm whose
   // subscriptions are all in distinct groups routes in linear time, not quadratic.
-  std::vector<std::pair<std::string_view, std::vector<Candidate>>> groups;
+  struct Group {
+    std::string_view name;
+    std::vector<Candidate> members;
+    std::vector<std::string_view> nodes;  // other nodes with an online member (a cluster)
+  };
+  std::vector<Group> groups;
   std::unordered_map<std::string_view, size_t> group_index;
+  auto group_of = [&](std::string_view name) -> Group& {
+    auto [g, fresh] = group_index.try_emplace(name, groups.size());
+    if (fresh) groups.push_back({name, {}, {}});
+    return groups[g->second];
+  };
   for (const auto& cand : candidates) {
     if (const auto& group = cand.sub->spec.group) {
-      if (!with_groups) continue;
-      auto [g, fresh] = group_index.try_emplace(*group, groups.size());
-      if (fresh) groups.push_back({*group, {cand}});
-      else groups[g->second].second.push_back(cand);
+      if (scope.only && std::find(scope.only->begin(), scope.only->end(), *group) == scope.only->end()) continue;
+      group_of(*group).members.push_back(cand);
       continue;
     }
     out.push_back(route_to(*cand.key, *cand.sub));
   }
-  // Round-robin among the online members, or among all when none is online (§4.5).
-  for (auto& [group, members] : groups) {
+  if (scope.remote) {
+    for (int k = 0; k < 3; ++k) {
+      if ((k == 1 && keys[1] == keys[0]) || (k == 2 && (keys[2] == keys[0] || keys[2] == keys[1]))) continue;
+      auto it = scope.remote->find(keys[k]);
+      if (it == scope.remote->end()) continue;
+      for (const auto& m : it->second) {
+        Group& g = group_of(m.group);
+        if (std::find(g.nodes.begin(), g.nodes.end(), m.node) == g.nodes.end()) g.nodes.push_back(m.node);
+      }
+    }
+  }
+  // Round-robin among the online members — here, and in a cluster each other node with one counts as one
+  // more — or among all of this node's members when none is online anywhere (§4.5).
+  for (auto& [group, members, nodes] : groups) {
     std::vector<Candidate> pool;
     for (const auto& m : members) {
       if (online(m.sub->consumer)) pool.push_back(m);
     }
-    if (pool.empty()) pool = members;
+    if (pool.empty() && nodes.empty()) pool = members;
     uint64_t n = ++group_counters_[std::string(group)];
-    const Candidate& chosen = pool[(n - 1) % pool.size()];
-    out.push_back(route_to(*chosen.key, *chosen.sub));
+    const size_t turn = (n - 1) % (pool.size() + nodes.size());
+    if (turn >= pool.size()) {
+      if (scope.picks) scope.picks->push_back({std::string(nodes[turn - pool.size()]), std::string(group)});
+      continue;
+    }
+    out.push_back(route_to(*pool[turn].key, *pool[turn].sub));
   }
   if (group_counters_.size() > trim_counters_at_) trim_group_counters();
   return out;
@@ -405,6 +477,7 @@ std::vector<Notice> RealmRegistry::disconnect(const EndpointPtr& endpoint) {
   }
   for (auto& [name, c] : consumers_) {
     if (c.endpoint == endpoint) {
+      if (track_interest_ && c.online) count_group_interest(name, -1);
       c.online = false;
       c.endpoint = nullptr;
       c.offline_since_ms = now;

@@ -19,6 +19,7 @@
 #include "broker/endpoint.h"
 #include "broker/interest_ledger.h"
 #include "broker/peer_presence.h"
+#include "broker/remote_groups.h"
 #include "broker/subject_index.h"
 #include "broker/sublist.h"
 #include "wire/subscription_key.h"
@@ -103,6 +104,15 @@ class RealmRegistry {
   // `with_groups`, grouped subscriptions are skipped (a message relayed from another node: its origin
   // picked the group's member).
   std::vector<Route> route(std::string_view event, std::string_view from, bool with_groups = true);
+  // In a cluster (docs/scale-out.md "Consumer groups"). `remote`: the other nodes' online group members in
+  // this realm; a group's turn may go to one of them (appended to `picks`) instead of a member here.
+  // `only`: a message another node relayed naming these groups: delivered to one member of each here.
+  struct GroupScope {
+    const RemoteGroups::ByKey* remote = nullptr;
+    std::vector<RemoteGroupPick>* picks = nullptr;
+    const std::vector<std::string>* only = nullptr;
+  };
+  std::vector<Route> route(std::string_view event, std::string_view from, const GroupScope& scope);
   // Broadcast to the realm (§4.6): every live connection bound to a producer or consumer name, once each.
   std::vector<EndpointPtr> members() const;
   // Broadcast to group `group` (§4.6): per distinct consumer name, its first subscription in that group.
@@ -151,6 +161,9 @@ class RealmRegistry {
   std::vector<std::pair<std::string, int>> take_interest_deltas() { return std::exchange(interest_deltas_, {}); }
   // Every term held now.
   std::vector<std::string> interest_terms() const;
+  // The term saying an online member of `group` subscribes under `key` here ("g", group, kGroupTermSeparator,
+  // key); nullopt when it would be too long to share (that group then stays on its node).
+  static std::optional<std::string> group_term(const std::string& group, const std::string& key);
 
   // Presence across nodes (broker/peer_presence.h; realm_presence.cc), recorded while tracking interest
   // (a node in a cluster): the changes made here since the last call, in order, for the other nodes.
@@ -192,6 +205,8 @@ class RealmRegistry {
   bool online(const std::string& consumer) const;
   void count_interest(const std::string& term, int delta);
   void count_interest(const std::string& key, const SubscribeSpec& spec, int delta);
+  void set_group_interest(const std::string& consumer, const std::string& key, const std::optional<std::string>& group);
+  void count_group_interest(const std::string& consumer, int delta);
   Subscription& upsert(const std::string& key, const SubscribeSpec& spec);
   Route route_to(const std::string& key, const Subscription& s) const;
   void record_peer_presence(PeerPresence change);
@@ -224,6 +239,8 @@ class RealmRegistry {
   bool track_interest_ = false;
   std::unordered_map<std::string, size_t> interest_;  // term -> subscriptions naming it
   std::vector<std::pair<std::string, int>> interest_deltas_;
+  // consumer -> key -> group of its exact grouped subscriptions (tracked in a cluster only).
+  std::unordered_map<std::string, std::map<std::string, std::string>> grouped_;
   std::vector<PeerPresence> peer_presence_;
 };
 

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -119,7 +120,7 @@ class Cluster::Node {
 
   void relay(RelayedMessage m) {
     m.node_id = config_.node_id;
-    Outgoing out{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m)};
+    Outgoing out{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m), std::move(m.group_picks)};
     bool post = false;
     {
       std::lock_guard lock(out_mu_);
@@ -188,6 +189,8 @@ class Cluster::Node {
       if (state_ == State::up) command({"PUBLISH", channel, std::move(text)}, [](Result<Value>) {});
     });
   }
+
+  std::shared_ptr<const broker::RemoteGroups> remote_groups() const { return interest_.remote_groups(); }
 
   Stats stats() const {
     Stats s;
@@ -363,7 +366,12 @@ class Cluster::Node {
       }
       channels.clear();
       interest_.route(m.realm, m.producer, m.event, m.broadcast, channels);
-      if (channels.empty()) {
+      // A node given a group's turn gets its own text, naming its groups (first, so it is sent once).
+      for (const auto& [channel, groups] : group_turns(m.picks)) {
+        std::erase(channels, channel);
+        command({"PUBLISH", channel, with_groups(m.text, groups)}, [](Result<Value>) {});
+      }
+      if (channels.empty() && m.picks.empty()) {
         relay_unwanted_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
@@ -476,7 +484,18 @@ class Cluster::Node {
     std::string realm, producer, event;
     bool broadcast = false;
     std::string text;  // the §10 envelope
+    std::vector<broker::RemoteGroupPick> picks;
   };
+
+  // Each picked node's channel and the groups whose turn it got.
+  std::map<std::string, std::vector<std::string>> group_turns(const std::vector<broker::RemoteGroupPick>& picks) const {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const auto& p : picks) {
+      auto& groups = out[config_.prefix + ":node:" + p.node];
+      if (groups.size() < kMaxRelayedGroups) groups.push_back(p.group);
+    }
+    return out;
+  }
 
   ClusterConfig& config_;
   Handlers handlers_;
@@ -526,6 +545,7 @@ Cluster::~Cluster() { stop(); }
 bool Cluster::start(std::chrono::milliseconds wait) { return node_->start(wait); }
 void Cluster::stop() { node_->stop(); }
 void Cluster::relay(RelayedMessage m) { node_->relay(std::move(m)); }
+std::shared_ptr<const broker::RemoteGroups> Cluster::remote_groups() const { return node_->remote_groups(); }
 void Cluster::publish_settings(std::string document) { node_->publish_settings(std::move(document)); }
 void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {
   node_->claim_nonce(nonce, std::move(done));

@@ -80,6 +80,7 @@ class Cluster final : public Link {
   const ClusterConfig& config() const { return config_; }
 
   void relay(RelayedMessage m) override;
+  std::shared_ptr<const broker::RemoteGroups> remote_groups() const override;
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
   void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) override;
   void release_name(const std::string& realm, const std::string& name) override;

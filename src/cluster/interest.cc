@@ -1,5 +1,6 @@
 #include "cluster/interest.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "cluster/document_json.h"
@@ -125,6 +126,8 @@ void InterestView::Peer::add(const InterestTerm& t) {
     if (!fresh) return;
     r.patterns.insert(rest, next_id++);
     ++count;
+  } else if (kind == 'g' && rest.find(broker::kGroupTermSeparator) != std::string_view::npos) {
+    if (realms[t.realm].groups.emplace(rest).second) ++count;
   }
 }
 
@@ -148,6 +151,9 @@ void InterestView::Peer::remove(const InterestTerm& t) {
       terms.patterns.erase(rest, p->second);
       terms.pattern_ids.erase(p);
     }
+  } else if (kind == 'g') {
+    auto g = terms.groups.find(rest);
+    if ((gone = g != terms.groups.end())) terms.groups.erase(g);
   }
   if (gone) --count;
   if (terms.empty()) realms.erase(r);
@@ -189,6 +195,9 @@ bool InterestView::apply(const InterestNote& note) {
   if (note.version != peer.version + 1) return false;
   // Past the cap what the peer holds is unknown here: a removal may bring it back under, so read it.
   if (peer.everything && !note.remove.empty()) return false;
+  auto group = [](const InterestTerm& t) { return !t.term.empty() && t.term[0] == 'g'; };
+  if (std::any_of(note.remove.begin(), note.remove.end(), group) || std::any_of(note.add.begin(), note.add.end(), group))
+    groups_changed_ = true;
   for (const auto& t : note.remove) peer.remove(t);
   for (const auto& t : note.add) peer.add(t);
   peer.version = note.version;
@@ -206,7 +215,23 @@ size_t InterestView::replace(const std::string& node, uint64_t version, const st
     else ++skipped;
   }
   peers_[node] = std::move(peer);
+  groups_changed_ = true;
   return skipped;
+}
+
+std::shared_ptr<const broker::RemoteGroups> InterestView::take_groups() {
+  if (!groups_changed_) return nullptr;
+  groups_changed_ = false;
+  auto out = std::make_shared<broker::RemoteGroups>();
+  for (const auto& [node, peer] : peers_) {
+    for (const auto& [realm, terms] : peer.realms) {
+      for (const auto& g : terms.groups) {
+        size_t cut = g.find(broker::kGroupTermSeparator);
+        out->realms[realm][g.substr(cut + 1)].push_back({g.substr(0, cut), node});
+      }
+    }
+  }
+  return out;
 }
 
 void InterestView::targets(std::string_view realm, std::string_view producer, std::string_view event,

@@ -26,7 +26,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "broker/interest_ledger.h"
+#include "broker/remote_groups.h"
 #include "broker/subject_index.h"
 #include "wire/result.h"
 
@@ -81,8 +84,17 @@ class InterestView {
   // The node's whole interest as read from its hash (HGETALL: field, value, field, value …): replaces what
   // is held unless it is older. Fields that do not decode are skipped (counted in the return).
   size_t replace(const std::string& node, uint64_t version, const std::vector<std::string>& fields);
-  void forget(const std::string& node) { peers_.erase(node); }
-  void clear() { peers_.clear(); }
+  void forget(const std::string& node) {
+    groups_changed_ |= peers_.erase(node) > 0;
+  }
+  void clear() {
+    groups_changed_ = true;
+    peers_.clear();
+  }
+
+  // The other nodes' online consumer-group members (terms "g" group US key, RealmRegistry::group_term),
+  // built anew when they changed since the last call; null when they did not.
+  std::shared_ptr<const broker::RemoteGroups> take_groups();
 
   // The nodes that want a message produced in `realm` by `producer` with `event` (as sent, any case):
   // appended to `out`.
@@ -99,7 +111,8 @@ class InterestView {
     std::unordered_set<std::string, StringHash, std::equal_to<>> keys;
     broker::SubjectIndex patterns{broker::kMqttSyntax};
     std::unordered_map<std::string, broker::SubjectIndex::Id> pattern_ids;
-    bool empty() const { return !all && keys.empty() && pattern_ids.empty(); }
+    std::set<std::string, std::less<>> groups;  // group US key
+    bool empty() const { return !all && keys.empty() && pattern_ids.empty() && groups.empty(); }
   };
   struct Peer {
     uint64_t version = 0;
@@ -113,6 +126,7 @@ class InterestView {
     bool wants(std::string_view realm, const std::string (&keys)[3], std::string_view event) const;
   };
   std::unordered_map<std::string, Peer> peers_;
+  bool groups_changed_ = false;
 };
 
 }  // namespace siomq::cluster

@@ -126,6 +126,7 @@ void InterestSync::joined() {
 void InterestSync::lost() {
   ++epoch_;
   up_ = false;
+  groups_usable_.store(false, std::memory_order_relaxed);
   flushing_ = flush_again_ = false;
   reading_.clear();
   read_again_.clear();
@@ -312,6 +313,24 @@ void InterestSync::on_note(std::string_view body) {
   // A reread note (the node wrote its hash whole) is read whatever version is held: Redis may have
   // lost the hash, the node may have restarted.
   if (!view_.apply(*note)) read(note->node_id, note->reread);
+  share_groups();
+}
+
+void InterestSync::share_groups() {
+  auto fresh = view_.take_groups();
+  if (!fresh) return;
+  const bool some = !fresh->realms.empty();
+  {
+    std::lock_guard lock(groups_mu_);
+    groups_ = std::move(fresh);
+  }
+  groups_usable_.store(up_ && some, std::memory_order_relaxed);
+}
+
+std::shared_ptr<const broker::RemoteGroups> InterestSync::remote_groups() const {
+  if (!groups_usable_.load(std::memory_order_relaxed) || reference_mode()) return nullptr;
+  std::lock_guard lock(groups_mu_);
+  return groups_;
 }
 
 void InterestSync::heard_on_messages(const std::string& node) {
@@ -331,6 +350,7 @@ bool InterestSync::reference_mode() const {
 }
 
 void InterestSync::count() {
+  share_groups();
   peers_.store(view_.size(), std::memory_order_relaxed);
   terms_.store(published_.size(), std::memory_order_relaxed);
 }

@@ -26,6 +26,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -73,6 +75,9 @@ class InterestSync {
 
   // Any thread.
   Stats stats() const;
+  // The other nodes' online consumer-group members (broker/remote_groups.h) while this node can relay to
+  // them (Redis there, no reference node: a reference relay carries no group turns); else null.
+  std::shared_ptr<const broker::RemoteGroups> remote_groups() const;
 
  private:
   void flush();
@@ -84,7 +89,8 @@ class InterestSync {
   bool reference_mode() const;
   void saw_reference();
   void count_reference_nodes();
-  void count();  // the figures stats() reads
+  void count();  // the figures stats() reads, and the group directory
+  void share_groups();
 
   const ClusterConfig& config_;
   broker::InterestLedger* ledger_;
@@ -107,6 +113,9 @@ class InterestSync {
   // Until when (steady clock, ms) this node relays on <c>:messages in "auto" mode.
   std::atomic<int64_t> reference_until_ms_{0};
   std::atomic<size_t> peers_{0}, terms_{0};
+  mutable std::mutex groups_mu_;
+  std::shared_ptr<const broker::RemoteGroups> groups_;  // under groups_mu_
+  std::atomic<bool> groups_usable_{false};             // up, and groups_ holds some
   std::atomic<uint64_t> interest_reads_{0}, notes_refused_{0};
 };
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -36,8 +37,12 @@ class Link {
   virtual ~Link() = default;
   virtual const std::string& node_id() const = 0;
   virtual LinkStats stats() const = 0;
-  // Sends a produced message to the other nodes (m.node_id is set by the link).
+  // Sends a produced message to the other nodes (m.node_id is set by the link); a node named in
+  // m.group_picks gets it with those groups named, whether or not it wants it otherwise.
   virtual void relay(RelayedMessage m) = 0;
+  // The other nodes' online consumer-group members, for routing a PRODUCE here (broker/remote_groups.h);
+  // null when no group spans nodes now (or Redis is away, or a reference node shares the cluster).
+  virtual std::shared_ptr<const broker::RemoteGroups> remote_groups() const = 0;
   // Claims a manager proof's nonce for the whole cluster: Ok the first time anywhere, 401 after, 503 when
   // Redis cannot say.
   virtual void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) = 0;

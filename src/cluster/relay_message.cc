@@ -37,6 +37,18 @@ Result<std::optional<std::string>> optional_text(const std::vector<json_spans::M
 
 }  // namespace
 
+std::string with_groups(std::string_view envelope, const std::vector<std::string>& groups) {
+  // The envelope ends with the payload's "}" and its own.
+  std::string out(envelope.substr(0, envelope.size() - 2));
+  out += ",\"groups\":[";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (i) out += ',';
+    sio::append_json_string(out, groups[i]);
+  }
+  out += "]}}";
+  return out;
+}
+
 std::string encode_relay(const RelayedMessage& m) {
   std::string out;
   out.reserve(192 + m.realm.size() + m.event.size() + m.message.size() + m.enc.size() + m.to.size());
@@ -72,7 +84,7 @@ std::string encode_relay(const RelayedMessage& m) {
     out += ']';
   }
   out += "}}";
-  return out;
+  return m.groups.empty() ? out : with_groups(out, m.groups);
 }
 
 Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
@@ -119,6 +131,17 @@ Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
   if (!group) return group.error();
   m.group = std::move(*group);
   if (m.broadcast && !m.producer) return bad("a broadcast needs its producer");
+  if (std::string_view list = member(*fields, "groups"); !list.empty() && list != "null") {
+    auto items = json_spans::array_elements(list);
+    if (!items) return bad("groups must be an array");
+    if (items->size() > kMaxRelayedGroups) return bad("too many groups");
+    for (std::string_view item : *items) {
+      if (item.empty() || item.front() != '"') return bad("groups must be strings");
+      auto name = json_spans::unescape(item);
+      if (!name) return bad("a group is not a valid string");
+      m.groups.push_back(std::move(*name));
+    }
+  }
   if (std::string_view list = member(*fields, "attachments"); !list.empty() && list != "null") {
     auto items = json_spans::array_elements(list);
     if (!items) return bad("attachments must be an array");

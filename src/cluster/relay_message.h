@@ -5,7 +5,8 @@
 // `message`, `ttl`, `enc` and `to` are raw JSON values, spliced as they came (never re-encoded); the
 // reference may omit `producer` and `ttl`, and sends null for the optional strings. siomq adds
 // "attachments":["<base64>",…] to the payload when the PRODUCE carried binary attachments (the message
-// keeps its Socket.IO placeholders, {"_placeholder":true,"num":N}); a reference node ignores the member.
+// keeps its Socket.IO placeholders, {"_placeholder":true,"num":N}); a reference node ignores the member,
+// as it does "groups".
 //
 // The decoder takes text from Redis as hostile input: validated whole first (simdjson, iterative, depth
 // and UTF-8 checked), bounded in size, every field type-checked; anything else is an error and nothing
@@ -17,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/remote_groups.h"
 #include "wire/result.h"
 
 namespace siomq::cluster {
@@ -35,10 +37,20 @@ struct RelayedMessage {
   std::optional<std::string> broadcast_scope;  // "realm" or "group"
   std::optional<std::string> group;
   std::vector<std::string> attachments;  // binary, in placeholder order
+  // siomq's own, "groups":[…] in the payload: the consumer groups whose turn the origin gave the receiving
+  // node (docs/scale-out.md "Consumer groups"); each gets one member there. At most kMaxRelayedGroups.
+  std::vector<std::string> groups;
+  // Not in the text: the origin's picks, which node gets which group's turn (Cluster::relay sends each
+  // node its own "groups").
+  std::vector<broker::RemoteGroupPick> group_picks;
 };
+
+inline constexpr size_t kMaxRelayedGroups = 1024;
 
 // The envelope's text.
 std::string encode_relay(const RelayedMessage& m);
+// `envelope` (encode_relay's text) with "groups":[…] added to its payload.
+std::string with_groups(std::string_view envelope, const std::vector<std::string>& groups);
 
 // The envelope read back; 400 naming the first problem. Texts above `max_bytes` are refused unread.
 Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes);

@@ -35,7 +35,7 @@ bool same(const RelayedMessage& a, const RelayedMessage& b) {
   return a.node_id == b.node_id && a.realm == b.realm && a.event == b.event && a.message == b.message &&
          a.producer == b.producer && a.ttl == b.ttl && a.guaranteed == b.guaranteed && a.enc == b.enc && a.to == b.to &&
          a.content_type == b.content_type && a.broadcast == b.broadcast && a.broadcast_scope == b.broadcast_scope &&
-         a.group == b.group && a.attachments == b.attachments;
+         a.group == b.group && a.attachments == b.attachments && a.groups == b.groups;
 }
 
 }  // namespace

@@ -216,9 +216,16 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
     }
   }
   session.realms.insert(realm);  // `from` binds a producer name here
-  auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session));
+  // In a cluster a group's turn may go to another node's member (docs/scale-out.md "Consumer groups").
+  std::shared_ptr<const broker::RemoteGroups> remote = ctx.cluster ? ctx.cluster->remote_groups() : nullptr;
+  auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session),
+                                          remote.get());
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
-  if (ctx.cluster) ctx.cluster->relay(relayed(realm, *p, routing.default_ttl_ms, attachments));
+  if (ctx.cluster) {
+    cluster::RelayedMessage m = relayed(realm, *p, routing.default_ttl_ms, attachments);
+    m.group_picks = std::move(routing.remote_picks);
+    ctx.cluster->relay(std::move(m));
+  }
   if (ctx.to_bus && !session.from_bus) ctx.to_bus(realm, p->event, p->from, p->message);
   std::vector<broker::QueueCopy> copies = send_live(*p, payload, attachments, delivery_id, routing.routes);
   if (copies.empty()) {
@@ -328,7 +335,7 @@ void deliver_relayed(Context& ctx, const cluster::RelayedMessage& m) {
   p.content_type = m.content_type;
   const std::string payload = delivery_payload(p);
   if (p.broadcast) return broadcast(ctx.broker, m.realm, p, payload, m.attachments);
-  auto routes = ctx.broker.route_relayed(m.realm, p.event, p.from);
+  auto routes = ctx.broker.route_relayed(m.realm, p.event, p.from, m.groups);
   std::erase_if(routes, [](const broker::Route& r) { return !r.endpoint; });
   if (routes.empty()) return;
   const std::string delivery_id = ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
