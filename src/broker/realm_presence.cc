@@ -56,7 +56,15 @@ std::vector<Notice> RealmRegistry::peer_presence(const PeerPresence& change, std
     case Kind::producer_online:
     case Kind::producer_offline: {
       const bool up = change.kind == Kind::producer_online;
-      for (auto& [consumer, keys] : keys_naming(change.name)) {
+      auto naming = keys_naming(change.name);
+      // A TYO-MQ-ALL subscriber hears the producer leave as well (on one node it was told of the producer
+      // when it subscribed); it is not told of its coming (as on one node).
+      if (!up) {
+        for (auto& [consumer, keys] : keys_naming(std::string(kAnyProducer))) {
+          if (consumer != change.name) naming.try_emplace(consumer, std::move(keys));
+        }
+      }
+      for (auto& [consumer, keys] : naming) {
         auto found = consumers_.find(consumer);
         if (found == consumers_.end()) continue;
         const Consumer& c = found->second;

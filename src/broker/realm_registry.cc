@@ -66,6 +66,10 @@ std::vector<Notice> RealmRegistry::register_producer(const std::string& name, co
                                              const EndpointPtr& endpoint, std::optional<int64_t> default_ttl_ms) {
   std::vector<Notice> out;
   Producer& p = producers_[name];
+  // Other nodes hear of a registration once per connection and id (a client registering again and again
+  // costs them nothing).
+  const bool change = p.announced != endpoint.get() || p.id != id;
+  p.announced = endpoint.get();
   if (default_ttl_ms) p.default_ttl_ms = default_ttl_ms;
   if (!p.id.empty() && p.id != id && p.online && p.endpoint && p.endpoint != endpoint)
     out.push_back(link_notice(Presence::Kind::replaced, p.endpoint, p.id, true, name, {}));
@@ -81,7 +85,8 @@ std::vector<Notice> RealmRegistry::register_producer(const std::string& name, co
                                 endpoint->socket_id()));
     }
   }
-  if (track_interest_) record_peer_presence({PeerPresence::Kind::producer_online, name, endpoint->socket_id(), {}, {}, {}, true});
+  if (track_interest_ && change)
+    record_peer_presence({PeerPresence::Kind::producer_online, name, endpoint->socket_id(), {}, {}, {}, true});
   return out;
 }
 
@@ -89,6 +94,8 @@ std::optional<std::vector<Notice>> RealmRegistry::register_consumer(const std::s
                                                             const EndpointPtr& endpoint) {
   Consumer& c = consumers_[name];
   if (c.online && c.endpoint && c.endpoint != endpoint) return std::nullopt;
+  const bool change = c.announced != endpoint.get() || c.id != id;
+  c.announced = endpoint.get();
   if (track_interest_ && !c.online) count_group_interest(name, +1);
   c.id = id;
   c.endpoint = endpoint;
@@ -100,12 +107,14 @@ std::optional<std::vector<Notice>> RealmRegistry::register_consumer(const std::s
     out.push_back(link_notice(Presence::Kind::connected, it->second.endpoint, it->second.id, false, name,
                               endpoint->socket_id(), id));
   }
-  if (track_interest_) record_peer_presence(PeerPresence::Kind::consumer_online, name, endpoint->socket_id(), c);
+  if (track_interest_ && change) record_peer_presence(PeerPresence::Kind::consumer_online, name, endpoint->socket_id(), c);
   return out;
 }
 
 std::pair<std::string, std::vector<Notice>> RealmRegistry::subscribe(const SubscribeSpec& spec, const EndpointPtr& endpoint) {
   std::string key = subscription_key(spec.producer, spec.event);
+  auto existing = subscriptions_.find(key);
+  const bool fresh = existing == subscriptions_.end() || !existing->second.find(spec.consumer);
   // A consumer name with no live connection is bound to this one, without the duplicate check.
   Consumer& c = consumers_[spec.consumer];
   if (!c.online || !c.endpoint) {
@@ -132,8 +141,9 @@ std::pair<std::string, std::vector<Notice>> RealmRegistry::subscribe(const Subsc
       if (name != spec.consumer && p.online && p.endpoint) announce(p);
     }
   }
-  // A producer online on another node hears of it there (TYO-MQ-ALL: every producer, wherever it is).
-  if (track_interest_ && !here) {
+  // A producer online on another node hears of it there (TYO-MQ-ALL: every producer, wherever it is), once
+  // per subscription.
+  if (track_interest_ && !here && fresh) {
     const Consumer& cs = consumers_[spec.consumer];
     PeerPresence change{PeerPresence::Kind::subscribed, spec.consumer, cs.endpoint ? cs.endpoint->socket_id() : std::string(),
                         cs.id, spec.producer, {key}, cs.online};
@@ -469,6 +479,7 @@ std::vector<Notice> RealmRegistry::disconnect(const EndpointPtr& endpoint) {
   const int64_t now = steady_ms();
   for (auto& [name, p] : producers_) {
     if (p.endpoint == endpoint) {
+      p.announced = nullptr;
       p.online = false;
       p.endpoint = nullptr;
       p.offline_since_ms = now;
@@ -477,6 +488,7 @@ std::vector<Notice> RealmRegistry::disconnect(const EndpointPtr& endpoint) {
   }
   for (auto& [name, c] : consumers_) {
     if (c.endpoint == endpoint) {
+      c.announced = nullptr;
       if (track_interest_ && c.online) count_group_interest(name, -1);
       c.online = false;
       c.endpoint = nullptr;

@@ -181,6 +181,7 @@ class RealmRegistry {
     int64_t offline_since_ms = 0;  // steady clock
     std::optional<int64_t> default_ttl_ms;
     std::set<std::string> subscribers;  // consumer names
+    const Endpoint* announced = nullptr;  // the connection other nodes were last told of (a cluster)
   };
   struct Consumer {
     std::string id;
@@ -189,6 +190,7 @@ class RealmRegistry {
     int64_t offline_since_ms = 0;  // steady clock
     std::set<std::string, std::less<>> subscribe_tos;  // producer names as given, case kept
     size_t subscriptions = 0;  // under every key
+    const Endpoint* announced = nullptr;  // the connection other nodes were last told of (a cluster)
   };
   struct Subscription {
     uint64_t index_id = 0;

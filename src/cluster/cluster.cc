@@ -82,6 +82,7 @@ class Cluster::Node {
     settings_channel_ = config_.prefix + ":settings:changed";
     // A subscription made or dropped on a worker wakes this thread once per burst.
     if (ledger_) ledger_->set_wake([this] { asio::post(io_, [this] { interest_.wake(); }); });
+    interest_.on_heartbeat([this](bool lease_kept) { names_.heartbeat(lease_kept); });
   }
 
   bool start(std::chrono::milliseconds wait) {
@@ -184,9 +185,19 @@ class Cluster::Node {
     });
   }
 
+  // Notes are bounded as relayed messages are: past kMaxOutboxEntries waiting for this thread, or with
+  // Redis too slow to answer, they are dropped (counted with the relay's).
   void publish(const std::string& channel, std::string text) {
+    if (notes_waiting_.fetch_add(1, std::memory_order_relaxed) >= kMaxOutboxEntries) {
+      notes_waiting_.fetch_sub(1, std::memory_order_relaxed);
+      relay_dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     asio::post(io_, [this, channel = config_.prefix + ":" + channel, text = std::move(text)]() mutable {
-      if (state_ == State::up) command({"PUBLISH", channel, std::move(text)}, [](Result<Value>) {});
+      notes_waiting_.fetch_sub(1, std::memory_order_relaxed);
+      if (state_ != State::up) return;
+      if (unanswered_ >= kMaxUnansweredCommands) return void(relay_dropped_.fetch_add(1, std::memory_order_relaxed));
+      command({"PUBLISH", channel, std::move(text)}, [](Result<Value>) {});
     });
   }
 
@@ -532,6 +543,7 @@ class Cluster::Node {
   bool synced_once_ = false;
   std::atomic<uint64_t> relayed_out_{0}, relayed_in_{0}, relay_dropped_{0}, relay_refused_{0}, outages_{0},
       relay_unwanted_{0};
+  std::atomic<size_t> notes_waiting_{0};
 };
 
 Cluster::Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes, broker::InterestLedger* ledger)

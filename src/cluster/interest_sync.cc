@@ -232,6 +232,7 @@ void InterestSync::on_heartbeat(const Value& v) {
   if (v.items.empty() || v.items[0].kind != Value::Kind::integer) return;
   // Our lease ended and another node dropped the hash, or a script of ours failed: write it whole.
   if ((v.items[0].integer == 0 || rewrite_due_) && !flushing_) rewrite();
+  if (heartbeat_hook_) heartbeat_hook_(v.items[0].integer != 0);
   std::unordered_set<std::string> live{config_.node_id};
   for (size_t i = 1; i + 1 < v.items.size() && live.size() <= kMaxNodes; i += 2) {
     const Value& id = v.items[i];

@@ -73,6 +73,11 @@ class InterestSync {
   void route(std::string_view realm, std::string_view producer, std::string_view event, bool broadcast,
              std::vector<std::string>& out) const;
 
+  // After each heartbeat's answer, on the cluster thread: whether this node's lease was still held (false:
+  // it ended and another node dropped what the node held — its interest, written again here, and its
+  // consumer names, which the caller claims again).
+  void on_heartbeat(std::function<void(bool lease_kept)> f) { heartbeat_hook_ = std::move(f); }
+
   // Any thread.
   Stats stats() const;
   // The other nodes' online consumer-group members (broker/remote_groups.h) while this node can relay to
@@ -94,6 +99,7 @@ class InterestSync {
 
   const ClusterConfig& config_;
   broker::InterestLedger* ledger_;
+  std::function<void(bool)> heartbeat_hook_;
   Command command_;
   boost::asio::steady_timer heartbeat_timer_;
   std::string relay_channel_, note_channel_, messages_channel_, hash_key_, nodes_key_, node_channel_prefix_;

@@ -126,15 +126,14 @@ void NameClaims::claim(const std::string& realm, const std::string& name, bool u
   if (!up) return done(Ok{});  // claimed by joined()
   command_({"EVAL", kClaimScript, "3", config_.prefix + ":consumers:" + realm, nodes_key_, index_key_, name, config_.node_id,
             member},
-           [this, member, done = std::move(done)](Result<Value> r) {
-             if (r && r->kind == Value::Kind::string && !r->text.empty()) {
-               // Another live node holds it: this claim was never granted.
-               if (auto it = held_.find(member); it != held_.end() && --it->second == 0) held_.erase(it);
-               return done(make_error("held by node " + r->text, 409));
-             }
-             if (!r || r->kind != Value::Kind::string)
-               spdlog::warn("cluster: a consumer name could not be claimed ({}); claimed again when redis is back",
+           [this, done = std::move(done)](Result<Value> r) {
+             // Another live node holds it (the claim stays counted until its session releases it).
+             if (r && r->kind == Value::Kind::string && !r->text.empty()) return done(make_error("held by node " + r->text, 409));
+             if (!r || r->kind != Value::Kind::string) {
+               spdlog::warn("cluster: a consumer name could not be claimed ({}); claimed again at the next heartbeat",
                             r ? r->text : r.error().message);
+               reclaim_due_ = true;
+             }
              done(Ok{});
            });
 }
@@ -151,17 +150,20 @@ void NameClaims::release(const std::string& realm, const std::string& name, bool
 }
 
 void NameClaims::joined() {
+  reclaim_due_ = false;
   std::vector<std::string> args{"EVAL", reclaim_script(), "2", nodes_key_, index_key_, config_.prefix, config_.node_id};
   args.reserve(args.size() + held_.size());
   for (const auto& [member, count] : held_) args.push_back(member);
   command_(std::move(args), [this](Result<Value> r) {
     if (!r || r->kind != Value::Kind::array) {
       spdlog::warn("cluster: consumer names not claimed again: {}", r ? r->text : r.error().message);
+      reclaim_due_ = true;
       return;
     }
+    // (Their claims stay counted: each is released by its session, which the holder's drop ends.)
     for (const auto& m : r->items) {
       auto parsed = parse_name_index_member(m.text);
-      if (!parsed || !held_.erase(m.text)) continue;
+      if (!parsed || !held_.count(m.text)) continue;
       spdlog::warn("cluster: consumer name '{}' in realm '{}' was taken by another node while redis was away; "
                    "its holder here is dropped", log_text(parsed->second), log_text(parsed->first));
       if (lost_) lost_(parsed->first, parsed->second);

@@ -44,11 +44,16 @@ class NameClaims {
   NameClaims(const ClusterConfig& config, Command command, Lost lost);
 
   // `done`: Ok when the name is this node's now (or Redis cannot say: claimed once it is back); 409 when
-  // another live node holds it. Each Ok is released once.
+  // another live node holds it. Every claim, granted or not, is released once (the count is per claim).
   void claim(const std::string& realm, const std::string& name, bool up, std::function<void(const Status&)> done);
   void release(const std::string& realm, const std::string& name, bool up);
   // Redis is there again: every name claimed here is claimed again, and the index rewritten.
   void joined();
+  // After each heartbeat: a lease that ended (another node swept this node's names) or a claim that Redis
+  // did not answer makes every name claimed again.
+  void heartbeat(bool lease_kept) {
+    if (!lease_kept || reclaim_due_) joined();
+  }
   size_t held() const { return held_.size(); }
 
  private:
@@ -56,7 +61,8 @@ class NameClaims {
   Command command_;
   Lost lost_;
   std::string nodes_key_, index_key_;
-  std::unordered_map<std::string, size_t> held_;  // index member -> claims granted and not released
+  std::unordered_map<std::string, size_t> held_;  // index member -> claims made and not released
+  bool reclaim_due_ = false;
 };
 
 }  // namespace siomq::cluster

@@ -98,9 +98,21 @@ test('a consumer name is unique across nodes: a duplicate on another node gets E
     for (const outcome of [onB, onC]) assert.deepEqual(outcome, { code: -3, message: 'Duplicate consumer name: solo' });
     const [held] = await redis(REDIS_URL, ['HGET', `${prefix}:consumers:default`, 'solo']);
     assert.equal(held, 'node-a');
+    // SUBSCRIBE under the name elsewhere binds it there as CONSUMER does: refused the same way.
+    const subscriber = await client(t, c);
+    const bySubscribe = duplicateOutcome(subscriber);
+    subscriber.emit('SUBSCRIBE', { event: 'e', producer: 'p', consumer: 'solo' });
+    assert.deepEqual(await bySubscribe, { code: -3, message: 'Duplicate consumer name: solo' });
     // The holder keeps the name and its connection.
     await settle(holder);
     assert.ok(holder.connected);
+    // A node whose lease ended while its connection stayed up (its names swept by another node, as after a
+    // stall) claims them again at its next heartbeat.
+    await redis(REDIS_URL, ['ZREM', `${prefix}:nodes`, 'node-a']);
+    await redis(REDIS_URL, ['DEL', `${prefix}:node:node-a:interest`, `${prefix}:node:node-a:names`]);
+    await redis(REDIS_URL, ['HDEL', `${prefix}:consumers:default`, 'solo']);
+    await waitFor(async () => (await redis(REDIS_URL, ['HGET', `${prefix}:consumers:default`, 'solo']))[0] === 'node-a',
+      CROSS_MS, 'the name claimed again');
     // Other names are unaffected.
     assert.equal(await register(await client(t, b), 'other', 300), null);
     holder.close();

@@ -83,6 +83,24 @@ TEST(PeerPresence, TwoNodesTellTheirClientsWhatOneNodeWould) {
   EXPECT_EQ(heard(exchange(b, a, {})), std::vector<std::string>{});
 }
 
+TEST(PeerPresence, OnlyChangesAreToldAndATyoMqAllSubscriberHearsARemoteProducerLeave) {
+  RealmRegistry a, b;
+  a.track_interest();
+  b.track_interest();
+  auto p = std::make_shared<FakeEndpoint>("ps"), c = std::make_shared<FakeEndpoint>("cs");
+  // Registering again on the same connection, or subscribing again, tells the other nodes nothing new.
+  for (int i = 0; i < 3; ++i) a.register_producer("prod", "pid", p);
+  EXPECT_EQ(a.take_peer_presence().size(), 1u);
+  a.register_producer("prod", "other-id", p);
+  EXPECT_EQ(a.take_peer_presence().size(), 1u);
+  for (int i = 0; i < 3; ++i) b.subscribe(subscription("TYO-MQ-ALL", "e", "watch"), c);
+  EXPECT_EQ(b.take_peer_presence().size(), 1u);
+  for (int i = 0; i < 3; ++i) b.register_consumer("watch", "wid", c);
+  EXPECT_EQ(b.take_peer_presence().size(), 1u);
+  auto left = exchange(a, b, a.disconnect(p));
+  EXPECT_EQ(heard(left), std::vector<std::string>{R"(cs DISCONNECT-wid {"event":"DISCONNECT","socket":"ps","producer":"prod"})"});
+}
+
 TEST(PeerPresence, NothingIsRecordedOutsideACluster) {
   RealmRegistry alone;
   auto p = std::make_shared<FakeEndpoint>("ps");

@@ -91,25 +91,37 @@ bool bind_name(Context& ctx, Session& session, Reply& reply, const std::string& 
   return bound;
 }
 
+}  // namespace
+
 // In a cluster a consumer name is unique across the nodes (docs/scale-out.md): bound here at once, as on
 // one node (what the client sends next relies on it), and claimed in Redis (cluster/name_claims.h); when
-// another node holds it, the newcomer hears ERROR -3 and is dropped a round trip later. The claim is
-// released when the session ends.
-void bind_and_claim(Context& ctx, Session& session, Reply& reply, const std::string& realm, const NamedRegistration& reg) {
-  const bool claimed = session.claimed_names.count({realm, reg.name}) > 0;
-  if (!claimed && session.claims_waiting >= kMaxClaimsWaiting)
-    return reply_error(reply, Error{429, "CONSUMER: too many registrations wait for the cluster; retry later"});
-  if (!bind_name(ctx, session, reply, realm, reg, false) || claimed) return;
+// another node holds it, the newcomer hears ERROR -3 and is dropped a round trip later. Each claim is
+// released once: at once when refused, else when the session ends.
+void claim_consumer_name(Context& ctx, Session& session, Reply& reply, const std::string& realm, const std::string& name) {
+  if (!ctx.cluster || !session.claimed_names.insert({realm, name}).second) return;
   ++session.claims_waiting;
-  session.claimed_names.insert({realm, reg.name});
-  ctx.cluster->claim_name(realm, reg.name, [s = session.shared(), kept = reply.keep(), realm, name = reg.name](const Status& granted) {
-    boost::asio::post(s->worker().io(), [s, kept, realm, name, granted] {
+  ctx.cluster->claim_name(realm, name, [ctx = ctx.shared_from_this(), s = session.shared(), kept = reply.keep(), realm,
+                                        name](const Status& granted) {
+    boost::asio::post(s->worker().io(), [ctx, s, kept, realm, name, granted] {
       --s->claims_waiting;
-      if (granted) return;  // (released when the session ends, even if it ended meanwhile)
-      s->claimed_names.erase({realm, name});  // never granted: nothing to release
-      if (!s->ended) refuse_duplicate(*s, *kept, name);
+      if (granted || s->ended) return;  // (released when the session ends, or was already)
+      s->claimed_names.erase({realm, name});
+      ctx->cluster->release_name(realm, name);
+      refuse_duplicate(*s, *kept, name);
     });
   });
+}
+
+bool may_claim(const Session& session, const std::string& realm, const std::string& name) {
+  return session.claimed_names.count({realm, name}) || session.claims_waiting < kMaxClaimsWaiting;
+}
+
+namespace {
+
+void bind_and_claim(Context& ctx, Session& session, Reply& reply, const std::string& realm, const NamedRegistration& reg) {
+  if (!may_claim(session, realm, reg.name))
+    return reply_error(reply, Error{429, "CONSUMER: too many registrations wait for the cluster; retry later"});
+  if (bind_name(ctx, session, reply, realm, reg, false)) claim_consumer_name(ctx, session, reply, realm, reg.name);
 }
 
 void on_register(Context& ctx, Session& session, const Request& request, Reply& reply, bool producer) {

@@ -18,6 +18,11 @@ namespace siomq::surfaces {
 
 void on_producer(Context& ctx, Session& session, const Request& request, Reply& reply);
 void on_consumer(Context& ctx, Session& session, const Request& request, Reply& reply);
+// In a cluster: claims the consumer name `name` cluster-wide for the session, once (CONSUMER, and a
+// SUBSCRIBE that bound the name); another node holding it makes the session hear ERROR -3 and drop.
+// may_claim: false when the session already waits on as many claims as it may (refuse the request).
+void claim_consumer_name(Context& ctx, Session& session, Reply& reply, const std::string& realm, const std::string& name);
+bool may_claim(const Session& session, const std::string& realm, const std::string& name);
 // The session ended: its cluster-wide claims are released.
 void release_claimed_names(Context& ctx, Session& session);
 // Another node took a consumer name while Redis was away (Cluster::Handlers::name_lost): its holder here

@@ -9,6 +9,7 @@
 #include "surfaces/gate.h"
 #include "surfaces/tyo_mq/answers.h"
 #include "surfaces/tyo_mq/caps.h"
+#include "surfaces/tyo_mq/registration.h"
 #include "surfaces/tyo_mq/requests.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 #include "wire/json_spans.h"
@@ -20,10 +21,15 @@ namespace {
 // A consumer name belongs to the connection bound to it (issue 12): another connection may change the
 // name's subscriptions and queues only while the name is offline, when it is an anonymous name (shared by
 // definition), or with an admin or manager grant. `me` is the session's endpoint.
+// Names anyone may subscribe under (ANONYMOUS, ANONYMOUS-*; any name for an admin or a manager).
+bool shared_name(const Session& session, const std::string& consumer) {
+  if (consumer == "ANONYMOUS" || consumer.starts_with("ANONYMOUS-")) return true;
+  return session.grant && (session.grant->role == "admin" || session.grant->role == "manager");
+}
+
 bool may_act_as(const broker::RealmRegistry& rm, const Session& session, const broker::Endpoint* me,
                 const std::string& consumer) {
-  if (consumer == "ANONYMOUS" || consumer.starts_with("ANONYMOUS-")) return true;
-  if (session.grant && (session.grant->role == "admin" || session.grant->role == "manager")) return true;
+  if (shared_name(session, consumer)) return true;
   auto holder = rm.consumer_endpoint(consumer);
   return !holder || holder.get() == me;
 }
@@ -56,6 +62,9 @@ void on_subscribe(Context& ctx, Session& session, const Request& request, Reply&
   const auth::LimitValues& limits = snap.limits.for_realm(realm);
   std::string key = broker::subscription_key(spec.producer, spec.event);
   broker::EndpointPtr endpoint = session.endpoint();
+  const bool claim = ctx.cluster && !shared_name(session, spec.consumer);
+  if (claim && !may_claim(session, realm, spec.consumer))
+    return reply_error(reply, Error{429, "SUBSCRIBE: too many registrations wait for the cluster; retry later"});
   bool foreign = false;
   auto notices = ctx.broker.with_realm(realm, [&](broker::RealmRegistry& rm) -> std::optional<std::vector<broker::Notice>> {
     if (!may_act_as(rm, session, endpoint.get(), spec.consumer)) {
@@ -81,6 +90,8 @@ void on_subscribe(Context& ctx, Session& session, const Request& request, Reply&
   if (!notices) return;
   session.realms.insert(realm);
   send_notices(*notices);
+  // In a cluster the name is held by one connection across the nodes, as CONSUMER's (registration.h).
+  if (claim) claim_consumer_name(ctx, session, reply, realm, spec.consumer);
 }
 
 void on_unsubscribe(Context& ctx, Session& session, const Request& request, Reply& reply) {
