@@ -48,6 +48,19 @@ std::vector<Route> Broker::route_relayed(const std::string& realm, std::string_v
   return out;
 }
 
+std::vector<Route> Broker::route_groups(const std::string& realm, std::string_view event, const std::string& from,
+                                        const std::vector<std::string>& groups) {
+  std::vector<Route> out;
+  if_realm(realm, [&](RealmRegistry& r) {
+    RealmRegistry::GroupScope scope;
+    scope.only = &groups;
+    scope.groups_only = true;
+    out = r.route(event, from, scope);
+  });
+  for (auto& route : out) route.realm = realm;
+  return out;
+}
+
 std::vector<std::string> Broker::realm_names() {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;

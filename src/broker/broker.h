@@ -39,6 +39,10 @@ class Broker {
   // copy, in order.
   std::vector<Route> route_relayed(const std::string& realm, std::string_view event, const std::string& from,
                                    const std::vector<std::string>& groups = {});
+  // The turns of `groups` that were to go to other nodes and could not (the relay refused the message):
+  // one member here of each, as route_produce would have picked without other nodes.
+  std::vector<Route> route_groups(const std::string& realm, std::string_view event, const std::string& from,
+                                  const std::vector<std::string>& groups);
 
   // Runs `f(RealmRegistry&)` under the realm's lock, creating the realm on first use; returns what f returns.
   template <class F>

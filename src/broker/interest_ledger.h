@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -28,8 +29,12 @@ namespace siomq::broker {
 // realm), the realm "*" (every realm) — more traffic, never a message left out. Readers take up to four
 // times this (cluster/interest.h), so that a later, larger limit is read.
 inline constexpr size_t kMaxInterestTermBytes = 1024;
-// Between a consumer group's name and a key in its term (RealmRegistry::group_term).
-inline constexpr char kGroupTermSeparator = '\x1f';
+// The term saying an online member of consumer group `group` subscribes under `key` on a node: "g", the
+// group's length in bytes, ":", the group, the key (any bytes in either); nullopt when longer than
+// kMaxInterestTermBytes (that group then stays on its node). parse_group_interest_term: (group, key) of
+// `rest`, the term after its "g"; nullopt when it is not one.
+std::optional<std::string> group_interest_term(const std::string& group, const std::string& key);
+std::optional<std::pair<std::string_view, std::string_view>> parse_group_interest_term(std::string_view rest);
 
 struct InterestTerm {
   std::string realm, term;

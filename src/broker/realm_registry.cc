@@ -218,15 +218,9 @@ void RealmRegistry::count_interest(const std::string& term, int delta) {
   }
 }
 
-// A consumer group's members across nodes (docs/scale-out.md "Consumer groups"): "g", the group, a unit
-// separator and the key, for each exact grouped subscription of an online consumer (a topic subscription's
+// A consumer group's members across nodes (docs/scale-out.md "Consumer groups"): a term naming the group
+// and the key (group_interest_term), for each exact grouped subscription of an online consumer (a topic subscription's
 // group stays on its node). A term too long to share is not shared: that group stays on its node.
-std::optional<std::string> RealmRegistry::group_term(const std::string& group, const std::string& key) {
-  std::string term = "g" + group + kGroupTermSeparator + key;
-  if (term.size() > kMaxInterestTermBytes) return std::nullopt;
-  return term;
-}
-
 void RealmRegistry::set_group_interest(const std::string& consumer, const std::string& key,
                                        const std::optional<std::string>& group) {
   auto c = consumers_.find(consumer);
@@ -235,12 +229,12 @@ void RealmRegistry::set_group_interest(const std::string& consumer, const std::s
   auto it = mine.find(key);
   if (it != mine.end()) {
     if (group && it->second == *group) return;
-    if (auto term = group_term(it->second, key); term && online) count_interest(*term, -1);
+    if (auto term = group_interest_term(it->second, key); term && online) count_interest(*term, -1);
     mine.erase(it);
   }
   if (group) {
     mine.emplace(key, *group);
-    if (auto term = group_term(*group, key); term && online) count_interest(*term, +1);
+    if (auto term = group_interest_term(*group, key); term && online) count_interest(*term, +1);
   }
   if (mine.empty()) grouped_.erase(consumer);
 }
@@ -249,7 +243,7 @@ void RealmRegistry::count_group_interest(const std::string& consumer, int delta)
   auto it = grouped_.find(consumer);
   if (it == grouped_.end()) return;
   for (const auto& [key, group] : it->second) {
-    if (auto term = group_term(group, key)) count_interest(*term, delta);
+    if (auto term = group_interest_term(group, key)) count_interest(*term, delta);
   }
 }
 
@@ -399,7 +393,7 @@ std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view
       group_of(*group).members.push_back(cand);
       continue;
     }
-    out.push_back(route_to(*cand.key, *cand.sub));
+    if (!scope.groups_only) out.push_back(route_to(*cand.key, *cand.sub));
   }
   if (scope.remote) {
     for (int k = 0; k < 3; ++k) {

@@ -111,6 +111,7 @@ class RealmRegistry {
     const RemoteGroups::ByKey* remote = nullptr;
     std::vector<RemoteGroupPick>* picks = nullptr;
     const std::vector<std::string>* only = nullptr;
+    bool groups_only = false;  // with `only`: no ungrouped copy (turns the relay could not take back)
   };
   std::vector<Route> route(std::string_view event, std::string_view from, const GroupScope& scope);
   // Broadcast to the realm (§4.6): every live connection bound to a producer or consumer name, once each.
@@ -161,9 +162,6 @@ class RealmRegistry {
   std::vector<std::pair<std::string, int>> take_interest_deltas() { return std::exchange(interest_deltas_, {}); }
   // Every term held now.
   std::vector<std::string> interest_terms() const;
-  // The term saying an online member of `group` subscribes under `key` here ("g", group, kGroupTermSeparator,
-  // key); nullopt when it would be too long to share (that group then stays on its node).
-  static std::optional<std::string> group_term(const std::string& group, const std::string& key);
 
   // Presence across nodes (broker/peer_presence.h; realm_presence.cc), recorded while tracking interest
   // (a node in a cluster): the changes made here since the last call, in order, for the other nodes.

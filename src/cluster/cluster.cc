@@ -119,7 +119,7 @@ class Cluster::Node {
     handlers_ = {};
   }
 
-  void relay(RelayedMessage m) {
+  bool relay(RelayedMessage m) {
     m.node_id = config_.node_id;
     Outgoing out{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m), std::move(m.group_picks)};
     bool post = false;
@@ -128,15 +128,17 @@ class Cluster::Node {
       if (!up_.load(std::memory_order_relaxed) || outbox_.size() >= kMaxOutboxEntries ||
           outbox_bytes_ + out.text.size() > kMaxOutboxBytes) {
         relay_dropped_.fetch_add(1, std::memory_order_relaxed);
-        return;
+        return false;
       }
       outbox_bytes_ += out.text.size();
       outbox_.push_back(std::move(out));
+      outbox_entries_.store(outbox_.size(), std::memory_order_relaxed);
       post = !drain_posted_;
       drain_posted_ = true;
     }
     // One wake-up of the cluster thread per burst, not one per message.
     if (post) asio::post(io_, [this] { drain(); });
+    return true;
   }
 
   void publish_settings(std::string document) {
@@ -201,7 +203,14 @@ class Cluster::Node {
     });
   }
 
-  std::shared_ptr<const broker::RemoteGroups> remote_groups() const { return interest_.remote_groups(); }
+  // None while the relay is backed up (past half its bounds): a turn given to another node would likely be
+  // dropped on the way, so each node keeps its groups' turns meanwhile.
+  std::shared_ptr<const broker::RemoteGroups> remote_groups() const {
+    if (outbox_entries_.load(std::memory_order_relaxed) > kMaxOutboxEntries / 2 ||
+        unanswered_seen_.load(std::memory_order_relaxed) > kMaxUnansweredCommands / 2)
+      return nullptr;
+    return interest_.remote_groups();
+  }
 
   Stats stats() const {
     Stats s;
@@ -321,7 +330,9 @@ class Cluster::Node {
       relay_dropped_.fetch_add(outbox_.size(), std::memory_order_relaxed);
       outbox_.clear();
       outbox_bytes_ = 0;
+      outbox_entries_.store(0, std::memory_order_relaxed);
     }
+    unanswered_seen_.store(0, std::memory_order_relaxed);
     // Startup must not wait out its whole budget when Redis is down: the node serves its own settings.
     mark_synced();
     retry_timer_.expires_after(backoff_);
@@ -353,9 +364,9 @@ class Cluster::Node {
 
   void command(const std::vector<std::string>& args, AsyncClient::ReplyHandler h) {
     if (!cmd_) return h(make_error("redis is not connected", 503));
-    ++unanswered_;
+    unanswered_seen_.store(++unanswered_, std::memory_order_relaxed);
     cmd_->command(args, [this, gen = generation_, h = std::move(h)](Result<Value> r) {
-      if (gen == generation_ && unanswered_ > 0) --unanswered_;
+      if (gen == generation_ && unanswered_ > 0) unanswered_seen_.store(--unanswered_, std::memory_order_relaxed);
       h(std::move(r));
     });
   }
@@ -367,6 +378,7 @@ class Cluster::Node {
       std::lock_guard lock(out_mu_);
       batch.swap(outbox_);
       outbox_bytes_ = 0;
+      outbox_entries_.store(0, std::memory_order_relaxed);
       drain_posted_ = false;
     }
     std::vector<std::string> channels;
@@ -377,7 +389,12 @@ class Cluster::Node {
       }
       channels.clear();
       interest_.route(m.realm, m.producer, m.event, m.broadcast, channels);
-      // A node given a group's turn gets its own text, naming its groups (first, so it is sent once).
+      // A node given a group's turn gets its own text, naming its groups (first, so it is sent once) —
+      // unless a reference node came meanwhile: one text on <c>:messages then, and the turns are lost.
+      if (std::find(channels.begin(), channels.end(), messages_channel_) != channels.end()) {
+        if (!m.picks.empty()) relay_dropped_.fetch_add(1, std::memory_order_relaxed);
+        m.picks.clear();
+      }
       for (const auto& [channel, groups] : group_turns(m.picks)) {
         std::erase(channels, channel);
         command({"PUBLISH", channel, with_groups(m.text, groups)}, [](Result<Value>) {});
@@ -499,11 +516,24 @@ class Cluster::Node {
   };
 
   // Each picked node's channel and the groups whose turn it got.
-  std::map<std::string, std::vector<std::string>> group_turns(const std::vector<broker::RemoteGroupPick>& picks) const {
-    std::map<std::string, std::vector<std::string>> out;
+  std::map<std::string, std::vector<std::string>> group_turns(const std::vector<broker::RemoteGroupPick>& picks) {
+    // A node's group names take at most 10 KiB (60 KiB escaped, at worst) of its text: a receiver reads a
+    // relayed text up to the largest message plus 64 KiB. Past that, or kMaxRelayedGroups, the turns are
+    // lost (counted).
+    constexpr size_t kMaxGroupBytes = 10 * 1024;
+    std::map<std::string, std::pair<std::vector<std::string>, size_t>> turns;
     for (const auto& p : picks) {
-      auto& groups = out[config_.prefix + ":node:" + p.node];
-      if (groups.size() < kMaxRelayedGroups) groups.push_back(p.group);
+      auto& [groups, bytes] = turns[config_.prefix + ":node:" + p.node];
+      if (groups.size() >= kMaxRelayedGroups || bytes + p.group.size() > kMaxGroupBytes) {
+        relay_dropped_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      groups.push_back(p.group);
+      bytes += p.group.size();
+    }
+    std::map<std::string, std::vector<std::string>> out;
+    for (auto& [channel, groups] : turns) {
+      if (!groups.first.empty()) out.emplace(channel, std::move(groups.first));
     }
     return out;
   }
@@ -544,6 +574,7 @@ class Cluster::Node {
   std::atomic<uint64_t> relayed_out_{0}, relayed_in_{0}, relay_dropped_{0}, relay_refused_{0}, outages_{0},
       relay_unwanted_{0};
   std::atomic<size_t> notes_waiting_{0};
+  std::atomic<size_t> outbox_entries_{0}, unanswered_seen_{0};  // for remote_groups(), from any thread
 };
 
 Cluster::Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes, broker::InterestLedger* ledger)
@@ -556,7 +587,7 @@ Cluster::~Cluster() { stop(); }
 
 bool Cluster::start(std::chrono::milliseconds wait) { return node_->start(wait); }
 void Cluster::stop() { node_->stop(); }
-void Cluster::relay(RelayedMessage m) { node_->relay(std::move(m)); }
+bool Cluster::relay(RelayedMessage m) { return node_->relay(std::move(m)); }
 std::shared_ptr<const broker::RemoteGroups> Cluster::remote_groups() const { return node_->remote_groups(); }
 void Cluster::publish_settings(std::string document) { node_->publish_settings(std::move(document)); }
 void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {

@@ -79,7 +79,7 @@ class Cluster final : public Link {
   const std::string& node_id() const override { return config_.node_id; }
   const ClusterConfig& config() const { return config_; }
 
-  void relay(RelayedMessage m) override;
+  bool relay(RelayedMessage m) override;
   std::shared_ptr<const broker::RemoteGroups> remote_groups() const override;
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
   void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) override;

@@ -126,7 +126,7 @@ void InterestView::Peer::add(const InterestTerm& t) {
     if (!fresh) return;
     r.patterns.insert(rest, next_id++);
     ++count;
-  } else if (kind == 'g' && rest.find(broker::kGroupTermSeparator) != std::string_view::npos) {
+  } else if (kind == 'g' && broker::parse_group_interest_term(rest)) {
     if (realms[t.realm].groups.emplace(rest).second) ++count;
   }
 }
@@ -198,8 +198,10 @@ bool InterestView::apply(const InterestNote& note) {
   auto group = [](const InterestTerm& t) { return !t.term.empty() && t.term[0] == 'g'; };
   if (std::any_of(note.remove.begin(), note.remove.end(), group) || std::any_of(note.add.begin(), note.add.end(), group))
     groups_changed_ = true;
+  const bool was_everything = peer.everything;
   for (const auto& t : note.remove) peer.remove(t);
   for (const auto& t : note.add) peer.add(t);
+  if (peer.everything != was_everything) groups_changed_ = true;  // (its group terms went with the cap)
   peer.version = note.version;
   return true;
 }
@@ -226,8 +228,9 @@ std::shared_ptr<const broker::RemoteGroups> InterestView::take_groups() {
   for (const auto& [node, peer] : peers_) {
     for (const auto& [realm, terms] : peer.realms) {
       for (const auto& g : terms.groups) {
-        size_t cut = g.find(broker::kGroupTermSeparator);
-        out->realms[realm][g.substr(cut + 1)].push_back({g.substr(0, cut), node});
+        auto [group, key] = *broker::parse_group_interest_term(g);
+        auto& members = out->realms[realm][std::string(key)];
+        if (members.size() < kMaxGroupsPerKey) members.push_back({std::string(group), node});
       }
     }
   }

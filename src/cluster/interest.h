@@ -48,6 +48,8 @@ using broker::InterestTerm;
 inline constexpr size_t kMaxPeerTerms = 100'000;
 // A realm or a term longer than this is refused (writers widen theirs past broker::kMaxInterestTermBytes).
 inline constexpr size_t kMaxInterestFieldBytes = 4 * broker::kMaxInterestTermBytes;
+// The (group, node) pairs of one key a directory holds at most (past it, more groups stay on their nodes).
+inline constexpr size_t kMaxGroupsPerKey = 256;
 // A change larger than this goes out as a "reread" note.
 inline constexpr size_t kMaxInterestNoteBytes = 64 * 1024;
 
@@ -92,9 +94,10 @@ class InterestView {
     peers_.clear();
   }
 
-  // The other nodes' online consumer-group members (terms "g" group US key, RealmRegistry::group_term),
+  // The other nodes' online consumer-group members (broker::group_interest_term),
   // built anew when they changed since the last call; null when they did not.
   std::shared_ptr<const broker::RemoteGroups> take_groups();
+  bool groups_changed() const { return groups_changed_; }
 
   // The nodes that want a message produced in `realm` by `producer` with `event` (as sent, any case):
   // appended to `out`.
@@ -111,7 +114,7 @@ class InterestView {
     std::unordered_set<std::string, StringHash, std::equal_to<>> keys;
     broker::SubjectIndex patterns{broker::kMqttSyntax};
     std::unordered_map<std::string, broker::SubjectIndex::Id> pattern_ids;
-    std::set<std::string, std::less<>> groups;  // group US key
+    std::set<std::string, std::less<>> groups;  // group terms without their "g"
     bool empty() const { return !all && keys.empty() && pattern_ids.empty() && groups.empty(); }
   };
   struct Peer {

@@ -98,7 +98,8 @@ InterestSync::InterestSync(asio::io_context& io, const ClusterConfig& config, br
       ledger_(ledger),
       command_(std::move(command)),
       heartbeat_timer_(io),
-      heartbeat_every_(std::max<int64_t>(config.node_lease_ms / 4, 50)) {
+      heartbeat_every_(std::max<int64_t>(config.node_lease_ms / 4, 50)),
+      groups_timer_(io) {
   const std::string& c = config_.prefix;
   relay_channel_ = c + ":node:" + config_.node_id;
   note_channel_ = c + ":interest";
@@ -127,6 +128,7 @@ void InterestSync::lost() {
   ++epoch_;
   up_ = false;
   groups_usable_.store(false, std::memory_order_relaxed);
+  groups_timer_.cancel();
   flushing_ = flush_again_ = false;
   reading_.clear();
   read_again_.clear();
@@ -318,6 +320,20 @@ void InterestSync::on_note(std::string_view body) {
 }
 
 void InterestSync::share_groups() {
+  if (!view_.groups_changed() || groups_timer_armed_) return;
+  constexpr auto kGroupsEvery = std::chrono::milliseconds(20);
+  auto wait = groups_built_ + kGroupsEvery - std::chrono::steady_clock::now();
+  if (wait <= std::chrono::steady_clock::duration::zero()) return build_groups();
+  groups_timer_armed_ = true;
+  groups_timer_.expires_after(wait);
+  groups_timer_.async_wait([this](const boost::system::error_code& ec) {
+    groups_timer_armed_ = false;
+    if (!ec) build_groups();
+  });
+}
+
+void InterestSync::build_groups() {
+  groups_built_ = std::chrono::steady_clock::now();
   auto fresh = view_.take_groups();
   if (!fresh) return;
   const bool some = !fresh->realms.empty();

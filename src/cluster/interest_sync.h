@@ -122,6 +122,11 @@ class InterestSync {
   mutable std::mutex groups_mu_;
   std::shared_ptr<const broker::RemoteGroups> groups_;  // under groups_mu_
   std::atomic<bool> groups_usable_{false};             // up, and groups_ holds some
+  // The directory is built at most once per kGroupsEvery (a burst of group changes costs one build).
+  boost::asio::steady_timer groups_timer_;
+  bool groups_timer_armed_ = false;
+  std::chrono::steady_clock::time_point groups_built_{};
+  void build_groups();
   std::atomic<uint64_t> interest_reads_{0}, notes_refused_{0};
 };
 

@@ -38,8 +38,9 @@ class Link {
   virtual const std::string& node_id() const = 0;
   virtual LinkStats stats() const = 0;
   // Sends a produced message to the other nodes (m.node_id is set by the link); a node named in
-  // m.group_picks gets it with those groups named, whether or not it wants it otherwise.
-  virtual void relay(RelayedMessage m) = 0;
+  // m.group_picks gets it with those groups named, whether or not it wants it otherwise. False when it was
+  // dropped at once (Redis away, the outbox full): the caller's own members take the picked groups' turns.
+  virtual bool relay(RelayedMessage m) = 0;
   // The other nodes' online consumer-group members, for routing a PRODUCE here (broker/remote_groups.h);
   // null when no group spans nodes now (or Redis is away, or a reference node shares the cluster).
   virtual std::shared_ptr<const broker::RemoteGroups> remote_groups() const = 0;

@@ -17,7 +17,7 @@ const skip = !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set';
 async function groupShared(prefix, from, group) {
   await waitFor(async () => {
     const [fields] = await redis(REDIS_URL, ['HKEYS', `${prefix}:node:${from}:interest`]);
-    return (fields || []).some((f) => f.includes(`"g${group}\\u001f`));
+    return (fields || []).some((f) => f.includes(`"g${group.length}:${group}`));
   }, CROSS_MS, `node ${from}'s members of ${group} in its interest`);
   await delay(200);
 }
@@ -48,7 +48,7 @@ test('one delivery per group across three nodes, spread over them; ungrouped sub
     onC.close();
     await waitFor(async () => {
       const [fields] = await redis(REDIS_URL, ['HKEYS', `${prefix}:node:node-c:interest`]);
-      return !(fields || []).some((f) => f.includes('"gworkers'));
+      return !(fields || []).some((f) => f.includes('"g7:workers'));
     }, CROSS_MS, 'node C\'s member gone from its interest');
     await delay(200);
     for (const l of got) l.length = 0;

@@ -50,20 +50,32 @@ TEST(ClusterGroups, OnlyOnlineMembersExactSubscriptionsAreShared) {
   topic.topic = true;
   r.subscribe(topic, e);  // a topic subscription's group stays here
   r.subscribe(grouped("p", "other", "w1", std::nullopt), e);
-  EXPECT_EQ(group_terms(r), std::vector<std::string>{"gworkers\x1fp-job"});
+  EXPECT_EQ(group_terms(r), std::vector<std::string>{"g7:workersp-job"});
   r.disconnect(e);
   EXPECT_TRUE(group_terms(r).empty());
   auto back = std::make_shared<FakeEndpoint>("s2");
   r.register_consumer("w1", "w1", back);
-  EXPECT_EQ(group_terms(r), std::vector<std::string>{"gworkers\x1fp-job"});
+  EXPECT_EQ(group_terms(r), std::vector<std::string>{"g7:workersp-job"});
   // Moved to another group, then out of groups, then gone.
   r.subscribe(grouped("p", "job", "w1", "other"), back);
-  EXPECT_EQ(group_terms(r), std::vector<std::string>{"gother\x1fp-job"});
+  EXPECT_EQ(group_terms(r), std::vector<std::string>{"g5:otherp-job"});
   r.subscribe(grouped("p", "job", "w1", std::nullopt), back);
   EXPECT_TRUE(group_terms(r).empty());
   r.subscribe(grouped("p", "job", "w1", "workers"), back);
   r.unsubscribe("p-job", "w1");
   EXPECT_TRUE(group_terms(r).empty());
+  // Any bytes in a group's name; its length says where the key starts.
+  const std::string odd("a:b\x1f" "7:");  // 6 bytes
+  r.subscribe(grouped("p", "job", "w1", odd), back);
+  const std::vector<std::string> terms = group_terms(r);
+  EXPECT_EQ(terms, std::vector<std::string>{"g6:" + odd + "p-job"});
+  ASSERT_EQ(terms.size(), 1u);
+  auto parsed = parse_group_interest_term(std::string_view(terms[0]).substr(1));
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->first, odd);
+  EXPECT_EQ(parsed->second, "p-job");
+  for (const char* bad : {"", "x", ":a", "5:abc", "12345:a", "1a:b"}) EXPECT_FALSE(parse_group_interest_term(bad)) << bad;
+  r.unsubscribe("p-job", "w1");
   // A name too long to share: that group stays on its node.
   r.subscribe(grouped("p", "job", "w1", std::string(kMaxInterestTermBytes, 'g')), back);
   EXPECT_TRUE(group_terms(r).empty());
@@ -110,6 +122,15 @@ TEST(ClusterGroups, EachMessageReachesOneMemberOfEachGroupAcrossTwoNodes) {
   EXPECT_EQ(alone["x"], 1);
   // A relayed message names no group: node B delivers to none of its groups.
   EXPECT_TRUE(b.route("job", "p", false).empty());
+  // Turns the relay could not take stay with node A's members, without a second ungrouped copy.
+  a.subscribe(grouped("p", "job", "plain", std::nullopt), a1);
+  std::vector<std::string> workers{"workers"};
+  RealmRegistry::GroupScope back;
+  back.only = &workers;
+  back.groups_only = true;
+  auto kept = a.route("job", "p", back);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].consumer, "x");
 }
 
 }  // namespace

@@ -223,8 +223,13 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
   if (ctx.cluster) {
     cluster::RelayedMessage m = relayed(realm, *p, routing.default_ttl_ms, attachments);
+    std::vector<std::string> turns;
+    for (const auto& pick : routing.remote_picks) turns.push_back(pick.group);
     m.group_picks = std::move(routing.remote_picks);
-    ctx.cluster->relay(std::move(m));
+    // Turns the relay cannot take stay here: this node's members have them.
+    if (!ctx.cluster->relay(std::move(m)) && !turns.empty()) {
+      for (auto& route : ctx.broker.route_groups(realm, p->event, p->from, turns)) routing.routes.push_back(std::move(route));
+    }
   }
   if (ctx.to_bus && !session.from_bus) ctx.to_bus(realm, p->event, p->from, p->message);
   std::vector<broker::QueueCopy> copies = send_live(*p, payload, attachments, delivery_id, routing.routes);
