@@ -6,6 +6,7 @@
 #
 # Shapes (medians of --rounds runs):
 #   1-1 on one node, 1-1 across nodes (A -> B), 1-50 across (producer on A, consumers on B and C);
+#   a consumer group of 4 members on one node, and spread over B and C (one delivery per message);
 #   latency at 10,000 msg/s on one node and across (A -> B);
 #   scaling: N generators at once, each producing on node i for a consumer on node i+1 (mod N), for
 #   N = 1, 2, 3 nodes — with the interest-based relay, and with every message sent to every node as the
@@ -97,6 +98,8 @@ for ((round = 1; round <= rounds; round++)); do
   record one-1-1 "$(bench pubsub -p 1 -c 1 --url "${urls[0]}" | field .deliveries_per_s)"
   record cross-1-1 "$(bench pubsub -p 1 -c 1 --url "${urls[0]}" --url "${urls[1]}" | field .deliveries_per_s)"
   record cross-1-50 "$(bench fanout -c 50 --url "${urls[0]}" --url "${urls[1]}" --url "${urls[2]}" | field .deliveries_per_s)"
+  record one-group "$(bench group -c 4 --url "${urls[0]}" | field .deliveries_per_s)"
+  record cross-group "$(bench group -c 4 --url "${urls[0]}" --url "${urls[1]}" --url "${urls[2]}" | field .deliveries_per_s)"
   lat=$(bench latency -r 10000 --url "${urls[0]}")
   record one-lat-p50 "$(field .latency_us.p50 <<<"$lat")"
   record one-lat-p99 "$(field .latency_us.p99 <<<"$lat")"
@@ -133,6 +136,8 @@ row() { printf '| %s | %s |\n' "$1" "$(tr ' ' '\n' <<<"${results[$2]}" | grep -v
   row "1 → 1 on one node (deliveries/s)" one-1-1
   row "1 → 1 across nodes, A → B (deliveries/s)" cross-1-1
   row "1 → 50 across nodes, consumers on B and C (deliveries/s)" cross-1-50
+  row "group of 4 on one node (deliveries/s)" one-group
+  row "group of 4 across nodes, members on B and C (deliveries/s)" cross-group
   row "latency at 10k msg/s, one node: p50 (µs)" one-lat-p50
   row "latency at 10k msg/s, one node: p99 (µs)" one-lat-p99
   row "latency at 10k msg/s, across A → B: p50 (µs)" cross-lat-p50

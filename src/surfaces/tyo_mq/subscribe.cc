@@ -18,14 +18,15 @@
 namespace siomq::surfaces {
 namespace {
 
-// A consumer name belongs to the connection bound to it (issue 12): another connection may change the
-// name's subscriptions and queues only while the name is offline, when it is an anonymous name (shared by
-// definition), or with an admin or manager grant. `me` is the session's endpoint.
 // Names anyone may subscribe under (ANONYMOUS, ANONYMOUS-*; any name for an admin or a manager).
 bool shared_name(const Session& session, const std::string& consumer) {
   if (consumer == "ANONYMOUS" || consumer.starts_with("ANONYMOUS-")) return true;
   return session.grant && (session.grant->role == "admin" || session.grant->role == "manager");
 }
+
+// A consumer name belongs to the connection bound to it (issue 12): another connection may change the
+// name's subscriptions and queues only while the name is offline, when it is an anonymous name (shared by
+// definition), or with an admin or manager grant. `me` is the session's endpoint.
 
 bool may_act_as(const broker::RealmRegistry& rm, const Session& session, const broker::Endpoint* me,
                 const std::string& consumer) {
