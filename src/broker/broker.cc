@@ -31,14 +31,13 @@ Broker::Routing Broker::route_produce(const std::string& realm, std::string_view
 std::vector<Route> Broker::route_relayed(const std::string& realm, std::string_view event, const std::string& from,
                                          const std::vector<std::string>& groups) {
   std::vector<Route> out;
-  static const std::vector<std::string> none;
   auto route_in = [&](const std::string& name) {
     std::shared_ptr<Slot> slot = existing(name);
     if (!slot) return;
     std::lock_guard lock(slot->mu);
     RealmRegistry::GroupScope scope;
-    scope.only = name == realm ? &groups : &none;
-    for (auto& route : slot->realm.route(event, from, scope)) {
+    scope.only = &groups;
+    for (auto& route : name == realm ? slot->realm.route(event, from, scope) : slot->realm.route(event, from, false)) {
       route.realm = name;
       out.push_back(std::move(route));
     }

@@ -1,23 +1,17 @@
 #include "broker/interest_ledger.h"
 
+#include "wire/length_prefixed.h"
+
 namespace siomq::broker {
 
 std::optional<std::string> group_interest_term(const std::string& group, const std::string& key) {
-  std::string term = "g" + std::to_string(group.size()) + ":" + group + key;
+  std::string term = "g" + wire::join_length_prefixed(group, key);
   if (term.size() > kMaxInterestTermBytes) return std::nullopt;
   return term;
 }
 
 std::optional<std::pair<std::string_view, std::string_view>> parse_group_interest_term(std::string_view rest) {
-  size_t colon = rest.find(':');
-  if (colon == std::string_view::npos || colon == 0 || colon > 4) return std::nullopt;
-  size_t n = 0;
-  for (char ch : rest.substr(0, colon)) {
-    if (ch < '0' || ch > '9') return std::nullopt;
-    n = n * 10 + static_cast<size_t>(ch - '0');
-  }
-  if (n > rest.size() - colon - 1) return std::nullopt;
-  return std::pair{rest.substr(colon + 1, n), rest.substr(colon + 1 + n)};
+  return wire::split_length_prefixed(rest);
 }
 
 size_t InterestTermHash::operator()(const InterestTerm& t) const noexcept {

@@ -82,15 +82,7 @@ std::vector<Notice> RealmRegistry::peer_presence(const PeerPresence& change, std
     }
     case Kind::subscribed: {
       auto tell = [&](const Producer& p) {
-        Presence s;
-        s.kind = Presence::Kind::subscribed;
-        s.to_id = p.id;
-        s.name = change.name;
-        s.peer_socket = change.socket;
-        s.peer_id = change.id;
-        s.keys = change.names;
-        s.online = change.online;
-        out.push_back({p.endpoint, std::move(s)});
+        out.push_back(subscribed_notice(p, change.name, change.socket, change.id, change.names, change.online));
       };
       if (change.producer != kAnyProducer) {
         if (const Producer* p = online_producer(change.producer)) tell(*p);

@@ -37,14 +37,20 @@ bool RealmRegistry::bound_to(const std::string& name, const EndpointPtr& endpoin
 Notice RealmRegistry::subscribe_to_notice(const Producer& producer, const std::string& consumer,
                                           const std::vector<std::string>& keys) {
   const Consumer& c = consumers_[consumer];
+  return subscribed_notice(producer, consumer, c.endpoint ? c.endpoint->socket_id() : std::string(), c.id, keys, c.online);
+}
+
+// A producer hears that a consumer (here, or on another node) subscribed to it under `keys`.
+Notice RealmRegistry::subscribed_notice(const Producer& producer, const std::string& consumer, const std::string& socket,
+                                        const std::string& id, const std::vector<std::string>& keys, bool online) {
   Presence p;
   p.kind = Presence::Kind::subscribed;
   p.to_id = producer.id;
   p.name = consumer;
-  p.peer_socket = c.endpoint ? c.endpoint->socket_id() : std::string();
-  p.peer_id = c.id;
+  p.peer_socket = socket;
+  p.peer_id = id;
   p.keys = keys;
-  p.online = c.online;
+  p.online = online;
   return {producer.endpoint, std::move(p)};
 }
 
@@ -342,8 +348,12 @@ std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view
   keys[2].assign("tyo-mq-all-");
   tyo_mq::append_lower(keys[2], event);
   candidates.clear();
+  // A key the message makes twice is looked up once.
+  auto repeated = [&](int k) {
+    return (k == 1 && keys[1] == keys[0]) || (k == 2 && (keys[2] == keys[0] || keys[2] == keys[1]));
+  };
   for (int k = 0; k < 3; ++k) {
-    if ((k == 1 && keys[1] == keys[0]) || (k == 2 && (keys[2] == keys[0] || keys[2] == keys[1]))) continue;
+    if (repeated(k)) continue;
     auto it = subscriptions_.find(keys[k]);
     if (it == subscriptions_.end()) continue;
     for (const auto& [order, s] : it->second.in_order) {
@@ -397,7 +407,7 @@ std::vector<Route> RealmRegistry::route(std::string_view event, std::string_view
   }
   if (scope.remote) {
     for (int k = 0; k < 3; ++k) {
-      if ((k == 1 && keys[1] == keys[0]) || (k == 2 && (keys[2] == keys[0] || keys[2] == keys[1]))) continue;
+      if (repeated(k)) continue;
       auto it = scope.remote->find(keys[k]);
       if (it == scope.remote->end()) continue;
       for (const auto& m : it->second) {
@@ -507,7 +517,8 @@ std::vector<Notice> RealmRegistry::disconnect(const EndpointPtr& endpoint) {
     }
   }
   if (track_interest_) {
-    for (const auto& name : gone_producers) record_peer_presence({PeerPresence::Kind::producer_offline, name, socket, {}, {}, {}, true});
+    for (const auto& name : gone_producers)
+      record_peer_presence({PeerPresence::Kind::producer_offline, name, socket, {}, {}, {}, true});
     for (const auto& name : gone_consumers)
       record_peer_presence(PeerPresence::Kind::consumer_offline, name, socket, consumers_[name]);
   }

@@ -215,6 +215,8 @@ class RealmRegistry {
   std::map<std::string, std::vector<std::string>> keys_naming(const std::string& producer) const;
   void trim_group_counters();
   Notice subscribe_to_notice(const Producer& producer, const std::string& consumer, const std::vector<std::string>& keys);
+  static Notice subscribed_notice(const Producer& producer, const std::string& consumer, const std::string& socket,
+                                  const std::string& id, const std::vector<std::string>& keys, bool online);
   static Notice link_notice(Presence::Kind kind, const EndpointPtr& to, const std::string& to_id, bool peer_is_producer,
                             const std::string& name, const std::string& socket, const std::string& peer_id = {});
 

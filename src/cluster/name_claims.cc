@@ -2,8 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
-
+#include "wire/length_prefixed.h"
 #include "wire/log_text.h"
 
 namespace siomq::cluster {
@@ -97,20 +96,13 @@ end
 }
 
 std::string name_index_member(std::string_view realm, std::string_view name) {
-  std::string m = std::to_string(realm.size());
-  m += ':';
-  m += realm;
-  m += name;
-  return m;
+  return wire::join_length_prefixed(realm, name);
 }
 
 std::optional<std::pair<std::string, std::string>> parse_name_index_member(std::string_view member) {
-  size_t colon = member.find(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  size_t n = 0;
-  auto [end, ec] = std::from_chars(member.data(), member.data() + colon, n);
-  if (ec != std::errc() || end != member.data() + colon || n > member.size() - colon - 1) return std::nullopt;
-  return std::pair{std::string(member.substr(colon + 1, n)), std::string(member.substr(colon + 1 + n))};
+  auto parts = wire::split_length_prefixed(member);
+  if (!parts) return std::nullopt;
+  return std::pair{std::string(parts->first), std::string(parts->second)};
 }
 
 NameClaims::NameClaims(const ClusterConfig& config, Command command, Lost lost)

@@ -29,7 +29,7 @@
 
 namespace siomq::cluster {
 
-// The index member of (realm, name): "<length of realm>:<realm><name>", unambiguous for any bytes.
+// The index member of (realm, name): "<length of realm>:<realm><name>" (wire/length_prefixed.h).
 std::string name_index_member(std::string_view realm, std::string_view name);
 std::optional<std::pair<std::string, std::string>> parse_name_index_member(std::string_view member);
 
