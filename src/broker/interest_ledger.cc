@@ -14,6 +14,25 @@ std::optional<std::pair<std::string_view, std::string_view>> parse_group_interes
   return wire::split_length_prefixed(rest);
 }
 
+std::string bus_interest_term(std::string_view pattern) {
+  if (pattern.size() + 1 > kMaxInterestTermBytes) return "*";
+  std::string term = "b";
+  term += pattern;
+  return term;
+}
+
+std::optional<std::string> queue_interest_term(std::string_view queue, std::string_view pattern) {
+  std::string term = "q" + wire::join_length_prefixed(queue, pattern);
+  if (term.size() > kMaxInterestTermBytes) return std::nullopt;
+  return term;
+}
+
+std::optional<std::pair<std::string_view, std::string_view>> parse_queue_interest_term(std::string_view rest) {
+  auto parts = wire::split_length_prefixed(rest);
+  if (!parts || parts->first.empty() || parts->second.empty()) return std::nullopt;
+  return parts;
+}
+
 size_t InterestTermHash::operator()(const InterestTerm& t) const noexcept {
   std::hash<std::string> h;
   // The realm's hash mixed in, so that ("a", "b") and ("b", "a") differ.

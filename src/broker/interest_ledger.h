@@ -35,6 +35,13 @@ inline constexpr size_t kMaxInterestTermBytes = 1024;
 // `rest`, the term after its "g"; nullopt when it is not one.
 std::optional<std::string> group_interest_term(const std::string& group, const std::string& key);
 std::optional<std::pair<std::string_view, std::string_view>> parse_group_interest_term(std::string_view rest);
+// The bus's terms (docs/scale-out.md "The bus across nodes"): "b" and the subject pattern of a core
+// subscription or of a stream's binding; "*" (the whole realm) when longer than kMaxInterestTermBytes.
+std::string bus_interest_term(std::string_view pattern);
+// A queue group's member: "q", the queue's length, ":", the queue, the pattern; nullopt when too long
+// (that group then stays on its node). parse_queue_interest_term: (queue, pattern) of the term after its "q".
+std::optional<std::string> queue_interest_term(std::string_view queue, std::string_view pattern);
+std::optional<std::pair<std::string_view, std::string_view>> parse_queue_interest_term(std::string_view rest);
 
 struct InterestTerm {
   std::string realm, term;

@@ -257,6 +257,7 @@ std::vector<std::string> RealmRegistry::interest_terms() const {
   std::vector<std::string> out;
   out.reserve(interest_.size());
   for (const auto& [term, count] : interest_) out.push_back(term);
+  bus_.interest_terms(out);
   return out;
 }
 
@@ -592,6 +593,11 @@ RealmRegistry::Counts RealmRegistry::counts() const {
 void RealmRegistry::set_stream_subjects(const std::vector<std::string>& patterns) {
   stream_subjects_ = SubjectIndex(kNatsSyntax);
   for (size_t i = 0; i < patterns.size(); ++i) stream_subjects_.insert(patterns[i], i + 1);
+  if (track_interest_) {
+    for (const auto& p : patterns) count_interest(bus_interest_term(p), +1);
+    for (const auto& p : stream_patterns_) count_interest(bus_interest_term(p), -1);
+  }
+  stream_patterns_ = patterns;
 }
 
 bool RealmRegistry::stream_bound(std::string_view subject) const {

@@ -146,7 +146,8 @@ class RealmRegistry {
   // The bus's core subscriptions in this realm (bus.md §4).
   Sublist& bus() { return bus_; }
   // The subject patterns the realm's streams bind (set by broker::Streams), and whether one binds
-  // `subject`: a core `pub` there is captured by the stream (bus.md §8.8).
+  // `subject`: a core `pub` there is captured by the stream (bus.md §8.8). In a cluster they are shared
+  // as the bus's interest terms: a `pub` on another node reaches the stream here.
   void set_stream_subjects(const std::vector<std::string>& patterns);
   bool stream_bound(std::string_view subject) const;
   // Round-robin counters kept (one per group name routed to, trimmed as groups go away).
@@ -156,10 +157,17 @@ class RealmRegistry {
   // "=" and a subscription's key, and for a topic subscription also "~" and its lowercased pattern; a term
   // longer than kMaxInterestTermBytes is "*" (the whole realm) instead (cluster/interest.h). Counted only
   // once track_interest() was called (a node in a cluster), at no cost otherwise.
-  void track_interest() { track_interest_ = true; }
+  void track_interest() {
+    track_interest_ = true;
+    bus_.track_interest();
+  }
   static std::vector<std::string> interest_terms(const std::string& key, const SubscribeSpec& spec);
   // The terms that appeared (+1) or went (-1) since the last call, in order.
-  std::vector<std::pair<std::string, int>> take_interest_deltas() { return std::exchange(interest_deltas_, {}); }
+  std::vector<std::pair<std::string, int>> take_interest_deltas() {
+    auto out = std::exchange(interest_deltas_, {});
+    bus_.take_interest_deltas(out);
+    return out;
+  }
   // Every term held now.
   std::vector<std::string> interest_terms() const;
 
@@ -233,6 +241,7 @@ class RealmRegistry {
   SubjectIndex topics_{kMqttSyntax};
   Sublist bus_;
   SubjectIndex stream_subjects_{kNatsSyntax};
+  std::vector<std::string> stream_patterns_;  // as set, for their interest terms
   std::unordered_map<uint64_t, std::pair<std::string, std::string>> topic_subs_;  // index id -> (key, consumer)
   std::unordered_map<std::string, uint64_t> group_counters_;
   size_t trim_counters_at_ = 1024;  // group_counters_ is trimmed to its live groups past this size

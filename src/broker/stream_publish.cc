@@ -77,7 +77,9 @@ void State::store_into(StreamRt& stream, PublishRequest& req, Done<PublishAck> d
   }
   // Core subscribers of the subject get it too (§8.8), now: they were promised nothing. (A captured core
   // publish reached them already.)
-  if (!req.captured) {
+  if (!req.captured && options.route_core) {
+    options.route_core(realm, message);
+  } else if (!req.captured) {
     std::vector<Sublist::Copy> copies;
     broker.if_realm(realm, [&](RealmRegistry& reg) { reg.bus().route(message->subject, copies); });
     deliver(copies, message);

@@ -182,6 +182,11 @@ RealmStreamCounts Streams::counts(const std::string& realm) const {
 
 // ---- the API's hops -------------------------------------------------------------------------------------
 
+void Streams::set_route_core(std::function<void(const std::string& realm, const BusMessagePtr& message)> route) {
+  State& s = *state_;
+  s.post([&s, route = std::move(route)]() mutable { s.options.route_core = std::move(route); });
+}
+
 void Streams::publish(std::string realm, PublishRequest request, Done<PublishAck> done) {
   State& s = *state_;
   // Refused before it is posted when the thread is that far behind: the queue of work is bounded too.

@@ -42,6 +42,10 @@ struct StreamsOptions {
   uint64_t max_bytes_total = 1ull << 30;
   // Bytes of file-stream messages submitted to the writer and not yet written: past it, 503.
   uint64_t max_unwritten_bytes = 256ull << 20;
+  // When set, a stream.pub's message reaches the core subscribers of its subject through this (the bus
+  // surface: here and on the other nodes of a cluster, surfaces/bus/cluster_bus.h) rather than this node's
+  // alone. Called on the streams thread, without locks held. (Streams::set_route_core sets it later.)
+  std::function<void(const std::string& realm, const BusMessagePtr& message)> route_core;
 };
 
 struct ConsumerInfo {
@@ -100,6 +104,8 @@ class Streams {
   // returns the ops that erase records it cannot use (logged). Before start() only.
   std::vector<store::Op> load(const store::Contents& contents);
   void start();
+  // StreamsOptions::route_core from now on (any thread; it is taken on the streams thread).
+  void set_route_core(std::function<void(const std::string& realm, const BusMessagePtr& message)> route);
   void stop();
 
   // Control plane (§5). Names are validated by the caller (stream_config.h).

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 
+#include "broker/interest_ledger.h"
+
 namespace siomq::broker {
 
-Sublist::Id Sublist::add(std::string_view pattern, std::string_view queue, BusSinkPtr sink, std::string sid) {
+Sublist::Id Sublist::add(std::string_view pattern, std::string_view queue, BusSinkPtr sink, std::string sid, bool shared) {
   Id id = next_id_++;
-  Sub sub{std::string(pattern), std::string(queue), std::move(sid), std::move(sink), std::nullopt, 0};
+  Sub sub{std::string(pattern), std::string(queue), std::move(sid), std::move(sink), std::nullopt, 0, shared};
+  count_interest(sub, +1);
   if (queue.empty()) {
     index_.insert(pattern, id);
   } else {
@@ -28,6 +31,7 @@ bool Sublist::remove(Id id) {
   auto it = subs_.find(id);
   if (it == subs_.end()) return false;
   Sub& sub = it->second;
+  count_interest(sub, -1);
   if (!sub.group) {
     index_.erase(sub.pattern, id);
   } else {
@@ -61,7 +65,7 @@ void deliver(const std::vector<Sublist::Copy>& copies, const BusMessagePtr& mess
   for (const auto& c : copies) c.sink->deliver(message, c.sid, c.last);
 }
 
-size_t Sublist::route(std::string_view subject, std::vector<Copy>& out) {
+size_t Sublist::route(std::string_view subject, std::vector<Copy>& out, const BusScope& scope) {
   // The scratch vector may be in use by an outer call when a sink publishes in turn: take it.
   std::vector<Id> matched = std::move(scratch_);
   matched.clear();
@@ -71,6 +75,7 @@ size_t Sublist::route(std::string_view subject, std::vector<Copy>& out) {
   for (Id id : matched) {
     auto sit = subs_.find(id);
     if (sit != subs_.end()) {
+      if (scope.groups_only) continue;
       take(id, sit->second, out, finished);
       ++copies;
       continue;
@@ -78,13 +83,46 @@ size_t Sublist::route(std::string_view subject, std::vector<Copy>& out) {
     auto git = groups_.find(id);
     if (git == groups_.end() || git->second.members.empty()) continue;
     Group& g = git->second;
-    Id member = g.members[g.next++ % g.members.size()];
-    take(member, subs_.at(member), out, finished);
-    ++copies;
+    copies += take_turn(g, subs_.at(g.members.front()), out, finished, scope);
   }
   for (Id id : finished) remove(id);
   scratch_ = std::move(matched);
+  if (scope.remote && scope.picks) take_remote_turns(subject, scope);
   return copies;
+}
+
+bool Sublist::take_turn(Group& g, const Sub& first, std::vector<Copy>& out, std::vector<Id>& finished,
+                        const BusScope& scope) {
+  if (scope.named) {
+    // Relayed: the publishing node gave this node the turns of the groups it named, and no others.
+    auto named = std::find_if(scope.named->begin(), scope.named->end(),
+                              [&](const auto& n) { return n.first == first.pattern && n.second == first.queue; });
+    if (named == scope.named->end()) return false;
+  } else if (scope.remote && scope.picks) {
+    if (const RemoteBus::Queue* remote = scope.remote->queue(scope.realm, first.pattern, first.queue)) {
+      // This node's members count as one place among the nodes that have some.
+      uint64_t slot = g.turn++ % (remote->nodes.size() + 1);
+      if (slot != 0) {
+        scope.picks->push_back(QueuePick{remote->nodes[slot - 1], first.pattern, first.queue});
+        return false;
+      }
+    }
+  }
+  Id member = g.members[g.next++ % g.members.size()];
+  take(member, subs_.at(member), out, finished);
+  return true;
+}
+
+void Sublist::take_remote_turns(std::string_view subject, const BusScope& scope) {
+  thread_local std::vector<const RemoteBus::Queue*> remote;
+  remote.clear();
+  scope.remote->queues(scope.realm, subject, remote);
+  for (const RemoteBus::Queue* q : remote) {
+    if (q->nodes.empty()) continue;
+    std::string key = q->pattern + '\0' + q->queue;
+    if (groups_by_key_.count(key)) continue;  // has members here: its turn was taken above
+    scope.picks->push_back(QueuePick{q->nodes[remote_turn_++ % q->nodes.size()], q->pattern, q->queue});
+  }
 }
 
 bool Sublist::has_interest(std::string_view subject) const {
@@ -94,6 +132,37 @@ bool Sublist::has_interest(std::string_view subject) const {
   bool any = !matched.empty();
   scratch_ = std::move(matched);
   return any;
+}
+
+}  // namespace siomq::broker
+
+namespace siomq::broker {
+
+void Sublist::count_interest(const Sub& sub, int delta) {
+  if (!track_interest_ || !sub.shared) return;
+  std::optional<std::string> term =
+      sub.queue.empty() ? std::optional<std::string>(bus_interest_term(sub.pattern)) : queue_interest_term(sub.queue, sub.pattern);
+  if (!term) return;  // a group whose name and pattern are too long to share stays on its node
+  if (delta > 0) {
+    if (interest_[*term]++ == 0) interest_deltas_.emplace_back(std::move(*term), +1);
+    return;
+  }
+  auto it = interest_.find(*term);
+  if (it == interest_.end()) return;
+  if (--it->second == 0) {
+    interest_.erase(it);
+    interest_deltas_.emplace_back(std::move(*term), -1);
+  }
+}
+
+void Sublist::take_interest_deltas(std::vector<std::pair<std::string, int>>& out) {
+  if (interest_deltas_.empty()) return;
+  for (auto& d : interest_deltas_) out.push_back(std::move(d));
+  interest_deltas_.clear();
+}
+
+void Sublist::interest_terms(std::vector<std::string>& out) const {
+  for (const auto& [term, count] : interest_) out.push_back(term);
 }
 
 }  // namespace siomq::broker

@@ -20,8 +20,10 @@
 #include "auth/hmac.h"
 #include "cluster/interest_sync.h"
 #include "cluster/name_claims.h"
+#include "cluster/reply_routes.h"
 #include "cluster/shared_settings.h"
 #include "redis/async_client.h"
+#include "wire/bus_subject.h"
 #include "wire/clock.h"
 #include "wire/thread_role.h"
 
@@ -121,7 +123,7 @@ class Cluster::Node {
 
   bool relay(RelayedMessage m) {
     m.node_id = config_.node_id;
-    Outgoing out{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m), std::move(m.group_picks)};
+    Outgoing out{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m), std::move(m.group_picks), {}, false};
     bool post = false;
     {
       std::lock_guard lock(out_mu_);
@@ -139,6 +141,42 @@ class Cluster::Node {
     // One wake-up of the cluster thread per burst, not one per message.
     if (post) asio::post(io_, [this] { drain(); });
     return true;
+  }
+
+  // Bus texts go to the nodes the publisher picked (it holds the bus directory), through the same outbox
+  // and bounds as tyo-mq's relayed messages.
+  bool relay_bus(std::vector<std::pair<std::string, std::string>> texts) {
+    if (texts.empty()) return true;
+    size_t bytes = 0;
+    for (const auto& t : texts) bytes += t.second.size();
+    bool post = false;
+    {
+      std::lock_guard lock(out_mu_);
+      if (!up_.load(std::memory_order_relaxed) || outbox_.size() + texts.size() > kMaxOutboxEntries ||
+          outbox_bytes_ + bytes > kMaxOutboxBytes) {
+        relay_dropped_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+      }
+      outbox_bytes_ += bytes;
+      for (size_t i = 0; i < texts.size(); ++i) {
+        Outgoing out;
+        out.channel = config_.prefix + ":node:" + texts[i].first;
+        out.text = std::move(texts[i].second);
+        out.counted = i == 0;
+        outbox_.push_back(std::move(out));
+      }
+      outbox_entries_.store(outbox_.size(), std::memory_order_relaxed);
+      post = !drain_posted_;
+      drain_posted_ = true;
+    }
+    if (post) asio::post(io_, [this] { drain(); });
+    return true;
+  }
+
+  std::shared_ptr<const broker::RemoteBus> remote_bus() const { return interest_.remote_bus(); }
+
+  std::optional<std::string> reply_node(std::string_view realm, std::string_view subject) {
+    return replies_.node(realm, subject, steady_ms());
   }
 
   void publish_settings(std::string document) {
@@ -387,6 +425,11 @@ class Cluster::Node {
         relay_dropped_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
+      if (!m.channel.empty()) {  // a bus text, for the node its publisher picked
+        if (m.counted) relayed_out_.fetch_add(1, std::memory_order_relaxed);
+        command({"PUBLISH", std::move(m.channel), std::move(m.text)}, [](Result<Value>) {});
+        continue;
+      }
       channels.clear();
       interest_.route(m.realm, m.producer, m.event, m.broadcast, channels);
       // A node given a group's turn gets its own text, naming its groups (first, so it is sent once) —
@@ -476,6 +519,7 @@ class Cluster::Node {
 
   void on_message(std::string_view channel, std::string_view body) {
     const bool to_all = channel == messages_channel_;
+    if (!to_all && channel == interest_.relay_channel() && is_bus_relay(body)) return on_bus_message(body);
     if (to_all || channel == interest_.relay_channel()) {
       auto m = decode_relay(body, max_relayed_bytes_);
       if (!m) {
@@ -507,12 +551,28 @@ class Cluster::Node {
     });
   }
 
+  void on_bus_message(std::string_view body) {
+    auto m = decode_bus_relay(body, max_relayed_bytes_);
+    if (!m) {
+      relay_refused_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (m->node_id == config_.node_id) return;
+    relayed_in_.fetch_add(1, std::memory_order_relaxed);
+    // A request's inbox: the replies published here go back to the requester's node.
+    if (m->message.reply.starts_with(siomq::bus::kInboxPrefix))
+      replies_.note(m->realm, m->message.reply, m->node_id, steady_ms());
+    if (handlers_.bus_message) handlers_.bus_message(*m);
+  }
+
   // A produced message waiting for the cluster thread.
   struct Outgoing {
     std::string realm, producer, event;
     bool broadcast = false;
-    std::string text;  // the §10 envelope
+    std::string text;  // the §10 envelope, or a bus text
     std::vector<broker::RemoteGroupPick> picks;
+    std::string channel;   // a bus text's: the node's channel
+    bool counted = false;  // a bus text: the first of its message (relayed_out counts messages)
   };
 
   // Each picked node's channel and the groups whose turn it got.
@@ -562,6 +622,7 @@ class Cluster::Node {
   std::string messages_channel_, settings_channel_;
   InterestSync interest_;
   NameClaims names_;
+  ReplyRoutes replies_;  // any thread
   // Any thread:
   std::atomic<bool> up_{false};
   std::mutex out_mu_;
@@ -588,6 +649,11 @@ Cluster::~Cluster() { stop(); }
 bool Cluster::start(std::chrono::milliseconds wait) { return node_->start(wait); }
 void Cluster::stop() { node_->stop(); }
 bool Cluster::relay(RelayedMessage m) { return node_->relay(std::move(m)); }
+bool Cluster::relay_bus(std::vector<std::pair<std::string, std::string>> texts) { return node_->relay_bus(std::move(texts)); }
+std::shared_ptr<const broker::RemoteBus> Cluster::remote_bus() const { return node_->remote_bus(); }
+std::optional<std::string> Cluster::reply_node(std::string_view realm, std::string_view subject) {
+  return node_->reply_node(realm, subject);
+}
 std::shared_ptr<const broker::RemoteGroups> Cluster::remote_groups() const { return node_->remote_groups(); }
 void Cluster::publish_settings(std::string document) { node_->publish_settings(std::move(document)); }
 void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {

@@ -32,6 +32,7 @@
 #include "broker/interest_ledger.h"
 #include "cluster/cluster_config.h"
 #include "cluster/link.h"
+#include "cluster/bus_relay.h"
 #include "cluster/relay_message.h"
 #include "wire/result.h"
 
@@ -42,6 +43,9 @@ class Cluster final : public Link {
   struct Handlers {
     // A message produced on another node (already decoded and checked); on the cluster thread.
     std::function<void(const RelayedMessage&)> message;
+    // A bus message published on another node (cluster/bus_relay.h, decoded and checked); on the cluster
+    // thread.
+    std::function<void(const BusRelayed&)> bus_message;
     // Another node's settings document (the `settings` member of <c>:settings, as JSON text) to adopt
     // whole; on the cluster thread.
     std::function<void(const std::string& document)> adopt_settings;
@@ -81,6 +85,9 @@ class Cluster final : public Link {
 
   bool relay(RelayedMessage m) override;
   std::shared_ptr<const broker::RemoteGroups> remote_groups() const override;
+  bool relay_bus(std::vector<std::pair<std::string, std::string>> texts) override;
+  std::shared_ptr<const broker::RemoteBus> remote_bus() const override;
+  std::optional<std::string> reply_node(std::string_view realm, std::string_view subject) override;
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
   void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) override;
   void release_name(const std::string& realm, const std::string& name) override;

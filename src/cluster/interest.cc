@@ -128,6 +128,8 @@ void InterestView::Peer::add(const InterestTerm& t) {
     ++count;
   } else if (kind == 'g' && broker::parse_group_interest_term(rest)) {
     if (realms[t.realm].groups.emplace(rest).second) ++count;
+  } else if ((kind == 'b' && !rest.empty()) || (kind == 'q' && broker::parse_queue_interest_term(rest))) {
+    if (realms[t.realm].bus.emplace(t.term).second) ++count;
   }
 }
 
@@ -154,6 +156,8 @@ void InterestView::Peer::remove(const InterestTerm& t) {
   } else if (kind == 'g') {
     auto g = terms.groups.find(rest);
     if ((gone = g != terms.groups.end())) terms.groups.erase(g);
+  } else if (kind == 'b' || kind == 'q') {
+    gone = terms.bus.erase(t.term) > 0;
   }
   if (gone) --count;
   if (terms.empty()) realms.erase(r);
@@ -198,10 +202,13 @@ bool InterestView::apply(const InterestNote& note) {
   auto group = [](const InterestTerm& t) { return !t.term.empty() && t.term[0] == 'g'; };
   if (std::any_of(note.remove.begin(), note.remove.end(), group) || std::any_of(note.add.begin(), note.add.end(), group))
     groups_changed_ = true;
+  auto bus = [](const InterestTerm& t) { return !t.term.empty() && (t.term[0] == 'b' || t.term[0] == 'q' || t.term[0] == '*'); };
+  if (std::any_of(note.remove.begin(), note.remove.end(), bus) || std::any_of(note.add.begin(), note.add.end(), bus))
+    bus_changed_ = true;
   const bool was_everything = peer.everything;
   for (const auto& t : note.remove) peer.remove(t);
   for (const auto& t : note.add) peer.add(t);
-  if (peer.everything != was_everything) groups_changed_ = true;  // (its group terms went with the cap)
+  if (peer.everything != was_everything) groups_changed_ = bus_changed_ = true;  // (its terms went with the cap)
   peer.version = note.version;
   return true;
 }
@@ -217,8 +224,33 @@ size_t InterestView::replace(const std::string& node, uint64_t version, const st
     else ++skipped;
   }
   peers_[node] = std::move(peer);
-  groups_changed_ = true;
+  groups_changed_ = bus_changed_ = true;
   return skipped;
+}
+
+std::shared_ptr<const broker::RemoteBus> InterestView::take_bus() {
+  if (!bus_changed_) return nullptr;
+  bus_changed_ = false;
+  auto out = std::make_shared<broker::RemoteBus>();
+  for (const auto& [node, peer] : peers_) {
+    if (peer.everything) {
+      out->add_everywhere(node);
+      continue;
+    }
+    for (const auto& [realm, terms] : peer.realms) {
+      if (terms.all) out->add_all(realm, node);
+      for (const auto& term : terms.bus) {
+        std::string_view rest = std::string_view(term).substr(1);
+        if (term[0] == 'b') {
+          out->add_plain(realm, rest, node);
+        } else if (realm != "*") {  // (a group's realm is its own: one too long to share keeps its groups)
+          auto [queue, pattern] = *broker::parse_queue_interest_term(rest);
+          out->add_queue(realm, queue, pattern, node);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 std::shared_ptr<const broker::RemoteGroups> InterestView::take_groups() {

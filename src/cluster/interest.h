@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "broker/interest_ledger.h"
+#include "broker/remote_bus.h"
 #include "broker/remote_groups.h"
 #include "broker/subject_index.h"
 #include "wire/result.h"
@@ -87,10 +88,12 @@ class InterestView {
   // is held unless it is older. Fields that do not decode are skipped (counted in the return).
   size_t replace(const std::string& node, uint64_t version, const std::vector<std::string>& fields);
   void forget(const std::string& node) {
-    groups_changed_ |= peers_.erase(node) > 0;
+    const bool gone = peers_.erase(node) > 0;
+    groups_changed_ |= gone;
+    bus_changed_ |= gone;
   }
   void clear() {
-    groups_changed_ = true;
+    groups_changed_ = bus_changed_ = true;
     peers_.clear();
   }
 
@@ -98,6 +101,10 @@ class InterestView {
   // built anew when they changed since the last call; null when they did not.
   std::shared_ptr<const broker::RemoteGroups> take_groups();
   bool groups_changed() const { return groups_changed_; }
+  // The other nodes' bus interest (broker/remote_bus.h: "b" and "q" terms, and "*"), built anew when it
+  // changed since the last call; null when it did not.
+  std::shared_ptr<const broker::RemoteBus> take_bus();
+  bool bus_changed() const { return bus_changed_; }
 
   // The nodes that want a message produced in `realm` by `producer` with `event` (as sent, any case):
   // appended to `out`.
@@ -115,7 +122,8 @@ class InterestView {
     broker::SubjectIndex patterns{broker::kMqttSyntax};
     std::unordered_map<std::string, broker::SubjectIndex::Id> pattern_ids;
     std::set<std::string, std::less<>> groups;  // group terms without their "g"
-    bool empty() const { return !all && keys.empty() && pattern_ids.empty() && groups.empty(); }
+    std::set<std::string, std::less<>> bus;     // bus terms, "b…" and "q…"
+    bool empty() const { return !all && keys.empty() && pattern_ids.empty() && groups.empty() && bus.empty(); }
   };
   struct Peer {
     uint64_t version = 0;
@@ -130,6 +138,7 @@ class InterestView {
   };
   std::unordered_map<std::string, Peer> peers_;
   bool groups_changed_ = false;
+  bool bus_changed_ = false;
 };
 
 }  // namespace siomq::cluster

@@ -128,6 +128,7 @@ void InterestSync::lost() {
   ++epoch_;
   up_ = false;
   groups_usable_.store(false, std::memory_order_relaxed);
+  bus_usable_.store(false, std::memory_order_relaxed);
   groups_timer_.cancel();
   flushing_ = flush_again_ = false;
   reading_.clear();
@@ -320,7 +321,7 @@ void InterestSync::on_note(std::string_view body) {
 }
 
 void InterestSync::share_groups() {
-  if (!view_.groups_changed() || groups_timer_armed_) return;
+  if ((!view_.groups_changed() && !view_.bus_changed()) || groups_timer_armed_) return;
   constexpr auto kGroupsEvery = std::chrono::milliseconds(20);
   auto wait = groups_built_ + kGroupsEvery - std::chrono::steady_clock::now();
   if (wait <= std::chrono::steady_clock::duration::zero()) return build_groups();
@@ -334,14 +335,28 @@ void InterestSync::share_groups() {
 
 void InterestSync::build_groups() {
   groups_built_ = std::chrono::steady_clock::now();
-  auto fresh = view_.take_groups();
-  if (!fresh) return;
-  const bool some = !fresh->realms.empty();
-  {
-    std::lock_guard lock(groups_mu_);
-    groups_ = std::move(fresh);
+  if (auto fresh = view_.take_groups()) {
+    const bool some = !fresh->realms.empty();
+    {
+      std::lock_guard lock(groups_mu_);
+      groups_ = std::move(fresh);
+    }
+    groups_usable_.store(up_ && some, std::memory_order_relaxed);
   }
-  groups_usable_.store(up_ && some, std::memory_order_relaxed);
+  if (auto fresh = view_.take_bus()) {
+    const bool some = !fresh->empty();
+    {
+      std::lock_guard lock(groups_mu_);
+      bus_ = std::move(fresh);
+    }
+    bus_usable_.store(up_ && some, std::memory_order_relaxed);
+  }
+}
+
+std::shared_ptr<const broker::RemoteBus> InterestSync::remote_bus() const {
+  if (!bus_usable_.load(std::memory_order_relaxed)) return nullptr;
+  std::lock_guard lock(groups_mu_);
+  return bus_;
 }
 
 std::shared_ptr<const broker::RemoteGroups> InterestSync::remote_groups() const {

@@ -83,6 +83,8 @@ class InterestSync {
   // The other nodes' online consumer-group members (broker/remote_groups.h) while this node can relay to
   // them (Redis there, no reference node: a reference relay carries no group turns); else null.
   std::shared_ptr<const broker::RemoteGroups> remote_groups() const;
+  // The other nodes' bus interest (broker/remote_bus.h) while Redis is there; else null.
+  std::shared_ptr<const broker::RemoteBus> remote_bus() const;
 
  private:
   void flush();
@@ -122,7 +124,10 @@ class InterestSync {
   mutable std::mutex groups_mu_;
   std::shared_ptr<const broker::RemoteGroups> groups_;  // under groups_mu_
   std::atomic<bool> groups_usable_{false};             // up, and groups_ holds some
-  // The directory is built at most once per kGroupsEvery (a burst of group changes costs one build).
+  std::shared_ptr<const broker::RemoteBus> bus_;       // under groups_mu_
+  std::atomic<bool> bus_usable_{false};                // up, and bus_ holds some
+  // The directories (groups, bus) are built at most once per kGroupsEvery (a burst of changes costs one
+  // build).
   boost::asio::steady_timer groups_timer_;
   bool groups_timer_armed_ = false;
   std::chrono::steady_clock::time_point groups_built_{};

@@ -9,7 +9,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
+#include "broker/remote_bus.h"
 #include "cluster/relay_message.h"
 #include "wire/result.h"
 
@@ -44,6 +48,15 @@ class Link {
   // The other nodes' online consumer-group members, for routing a PRODUCE here (broker/remote_groups.h);
   // null when no group spans nodes now (or Redis is away, or a reference node shares the cluster).
   virtual std::shared_ptr<const broker::RemoteGroups> remote_groups() const = 0;
+  // The bus across nodes (docs/scale-out.md "The bus across nodes"). Sends each (node, text) pair —
+  // cluster/bus_relay.h's texts, one per node — to that node. False when they were dropped at once
+  // (Redis away, the outbox full).
+  virtual bool relay_bus(std::vector<std::pair<std::string, std::string>> texts) = 0;
+  // The other nodes' bus subscriptions and queue groups (broker/remote_bus.h); null while there are none
+  // or Redis is away.
+  virtual std::shared_ptr<const broker::RemoteBus> remote_bus() const = 0;
+  // The node a reply to `subject` (an inbox) goes to: the node a request naming it was relayed from.
+  virtual std::optional<std::string> reply_node(std::string_view realm, std::string_view subject) = 0;
   // Claims a manager proof's nonce for the whole cluster: Ok the first time anywhere, 401 after, 503 when
   // Redis cannot say.
   virtual void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) = 0;

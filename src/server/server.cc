@@ -169,6 +169,9 @@ void Server::join_cluster() {
   std::shared_ptr<surfaces::Context> ctx = tyo_mq_.context;
   cluster::Cluster::Handlers handlers;
   handlers.message = [ctx](const cluster::RelayedMessage& m) { surfaces::deliver_relayed(*ctx, m); };
+  handlers.bus_message = [ctx](const cluster::BusRelayed& m) {
+    if (ctx->bus_relayed) ctx->bus_relayed(m);
+  };
   handlers.adopt_settings = [this](const std::string& text) {
     auto doc = nlohmann::json::parse(text, nullptr, false);
     if (auto s = doc.is_discarded() ? Status(make_error("not JSON", 400)) : live_.adopt(std::move(doc)); s)

@@ -7,6 +7,7 @@
 #include "surfaces/bus/answer.h"
 #include "surfaces/bus/bus_socket.h"
 #include "surfaces/bus/bus_stats.h"
+#include "surfaces/bus/cluster_bus.h"
 #include "surfaces/bus/core_requests.h"
 #include "surfaces/bus/fields.h"
 #include "surfaces/bus/tyo_bridge.h"
@@ -81,22 +82,38 @@ std::optional<std::string> admit(BusContext& ctx, Session& session, Need need, s
   return realm;
 }
 
+void capture_in_stream(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message) {
+  if (!ctx.streams) return;
+  std::optional<std::string> msg_id;
+  if (!message->header.empty()) (void)read_header(message->header, &msg_id);
+  ctx.streams->capture(realm, message, msg_id && msg_id->size() <= kMaxMsgIdBytes ? std::move(*msg_id) : "");
+}
+
+size_t route_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message, bool* bound) {
+  std::vector<broker::Sublist::Copy> targets;
+  // In a cluster the other nodes' queue groups take their turns too (cluster_bus.h).
+  auto remote = remote_bus(ctx);
+  std::vector<broker::QueuePick> picks;
+  broker::Sublist::BusScope scope;
+  scope.remote = remote.get();
+  scope.realm = realm;
+  scope.picks = &picks;
+  size_t copies = ctx.tyo->broker.with_realm(realm, [&](broker::RealmRegistry& r) {
+    if (bound) *bound = r.stream_bound(message->subject);
+    return r.bus().route(message->subject, targets, scope);
+  });
+  broker::deliver(targets, message);
+  if (!relay_published(ctx, realm, message, remote.get(), picks)) copies += give_back_turns(ctx, realm, message, picks);
+  return copies;
+}
+
 size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message, bool from_tyo) {
   bus_stats().count_in(message->data.size());
   bool bound = false;
-  std::vector<broker::Sublist::Copy> targets;
-  size_t copies = ctx.tyo->broker.with_realm(realm, [&](broker::RealmRegistry& r) {
-    bound = r.stream_bound(message->subject);
-    return r.bus().route(message->subject, targets);
-  });
-  broker::deliver(targets, message);
+  size_t copies = route_core(ctx, realm, message, &bound);
   // A stream binding the subject stores it too (§8.8), deduplicated by its Msg-Id header as a stream.pub
   // would be (§8.9); the core subscribers have their copies already.
-  if (bound && ctx.streams) {
-    std::optional<std::string> msg_id;
-    if (!message->header.empty()) (void)read_header(message->header, &msg_id);
-    ctx.streams->capture(realm, message, msg_id && msg_id->size() <= kMaxMsgIdBytes ? std::move(*msg_id) : "");
-  }
+  if (bound) capture_in_stream(ctx, realm, message);
   if (!from_tyo && !ctx.options.tyo_bridge_realms.empty() && message->subject.starts_with(kTyoPrefix))
     bridge_to_tyo(ctx, realm, *message);
   return copies;
@@ -197,17 +214,32 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
   auto message = message_of(std::move(req->subject), std::move(req->data), std::move(req->header), inbox);
   bus_stats().count_in(message->data.size());
   // The inbox is subscribed before the request goes out, under the same lock, so that no reply can come
-  // before it; with nobody to answer, the inbox goes again at once (503, §8.4).
+  // before it; with nobody to answer, here or on another node, the inbox goes again at once (503, §8.4).
+  // The inbox is not shared with the other nodes: a reply there comes back by the relay's reply route.
   std::vector<broker::Sublist::Copy> targets;
+  auto remote = remote_bus(ctx);
+  std::vector<broker::QueuePick> picks;
+  broker::Sublist::BusScope scope;
+  scope.remote = remote.get();
+  scope.realm = *realm;
+  scope.picks = &picks;
+  bool elsewhere = false;
   bool responders = ctx.tyo->broker.with_realm(*realm, [&](broker::RealmRegistry& r) {
-    if (!r.bus().has_interest(message->subject)) return false;
-    waiter->inbox = r.bus().add(inbox, {}, waiter, "inbox");
+    elsewhere = remote && remote->any(*realm, message->subject);
+    if (!elsewhere && !r.bus().has_interest(message->subject)) return false;
+    waiter->inbox = r.bus().add(inbox, {}, waiter, "inbox", /*shared=*/false);
     r.bus().set_max(waiter->inbox, 1);
-    r.bus().route(message->subject, targets);
+    r.bus().route(message->subject, targets, scope);
     return true;
   });
   if (!responders) return answer.error(503, "no responders");
   broker::deliver(targets, message);
+  if (elsewhere && !relay_published(ctx, *realm, message, remote.get(), picks) &&
+      give_back_turns(ctx, *realm, message, picks) == 0 && targets.empty() && !waiter->answered.exchange(true)) {
+    // Only other nodes could answer, and the relay cannot reach them now.
+    ctx.tyo->broker.if_realm(*realm, [&](broker::RealmRegistry& r) { r.bus().remove(waiter->inbox); });
+    return answer.error(503, "no responders");
+  }
   if (waiter->answered) return;  // answered by a responder on this very thread, under the lock
   state->waiting.emplace(waiter->inbox, waiter);
   waiter->timer.expires_after(std::chrono::milliseconds(req->timeout_ms));

@@ -18,6 +18,12 @@ void on_bus_disconnect(BusContext& ctx, net::Socket& socket);
 
 // Routes a published message in `realm` to the core subscribers (one per queue group), a stream binding
 // the subject, and (unless it came from there) the tyo bridge; returns the core copies.
+// In a cluster it also goes to the other nodes that want it (cluster_bus.h).
 size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message, bool from_tyo = false);
+// The core subscribers' part of publish_core (and of a stream.pub): copies here and the relay to the other
+// nodes; `bound` (optional) says whether a stream here binds the subject. Returns the copies made here.
+size_t route_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message, bool* bound = nullptr);
+// A stream of `realm` binding the message's subject stores it (§8.8), deduplicated by its Msg-Id header.
+void capture_in_stream(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message);
 
 }  // namespace siomq::surfaces::bus

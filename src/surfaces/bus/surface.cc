@@ -9,6 +9,7 @@
 #include "surfaces/bus/bus_context.h"
 #include "surfaces/bus/bus_stats.h"
 #include "surfaces/bus/control.h"
+#include "surfaces/bus/cluster_bus.h"
 #include "surfaces/bus/core.h"
 #include "surfaces/bus/streams_handlers.h"
 #include "surfaces/bus/tyo_bridge.h"
@@ -106,6 +107,13 @@ void register_bus(net::SioServer& sio, std::shared_ptr<Context> tyo, broker::Str
   });
 
   install_tyo_bridge(ctx);
+  // A stream.pub's message reaches the core subscribers as a pub's does, on every node.
+  streams.set_route_core([weak = std::weak_ptr<BusContext>(ctx)](const std::string& realm, const broker::BusMessagePtr& m) {
+    if (auto ctx = weak.lock()) route_core(*ctx, realm, m);
+  });
+  ctx->tyo->bus_relayed = [weak = std::weak_ptr<BusContext>(ctx)](const cluster::BusRelayed& m) {
+    if (auto ctx = weak.lock()) deliver_bus_relayed(*ctx, m);
+  };
 
   net::Namespace control;
   control.name = "/control";

@@ -23,6 +23,7 @@
 #include "auth/live_settings.h"
 #include "auth/manager_proof.h"
 #include "broker/broker.h"
+#include "cluster/bus_relay.h"
 #include "cluster/link.h"
 #include "surfaces/gate.h"
 #include "surfaces/session_registry.h"
@@ -71,6 +72,9 @@ struct Context : std::enable_shared_from_this<Context> {
   // its raw `message` JSON, on the producer's worker. Set before the server serves; may be empty.
   std::function<void(const std::string& realm, std::string_view event, std::string_view from, std::string_view message)>
       to_bus;
+  // The bus surface's handler of a bus message relayed from another node (surfaces/bus/cluster_bus.h), on
+  // the cluster thread. Set before the server serves; may be empty.
+  std::function<void(const cluster::BusRelayed&)> bus_relayed;
   // Told of a realm removed (remove_realm, an expired ephemeral realm), after its sockets are closed:
   // HTTP publish drops its SSE history. Set before the server serves; may be empty.
   std::function<void(const std::string& realm)> on_realm_removed;

@@ -1,0 +1,70 @@
+// The bus's interest on the other nodes of a cluster (docs/scale-out.md "The bus across nodes"): per
+// realm, which nodes hold a core subscription (or a stream binding) matching a subject, and which queue
+// groups have members where. The cluster thread builds a new one whenever another node's bus terms
+// change (cluster/interest.h, at most every 20 ms); the workers that publish share the one current then,
+// read-only, to pick the nodes a message goes to and the node of each remote queue group's turn.
+//
+// Immutable once built; any thread may read it.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "broker/subject_index.h"
+
+namespace siomq::broker {
+
+class RemoteBus {
+ public:
+  // A queue group (its pattern and name) with members on `nodes`.
+  struct Queue {
+    std::string pattern, queue;
+    std::vector<std::string> nodes;
+  };
+
+  // Building (the cluster thread). `realm` "*" stands for every realm (a realm name too long to share).
+  void add_plain(const std::string& realm, std::string_view pattern, const std::string& node);
+  void add_all(const std::string& realm, const std::string& node);  // everything in the realm
+  void add_everywhere(const std::string& node);                      // everything (over the term cap)
+  // At most kMaxNodesPerQueue nodes a group (past it, more members stay on their nodes).
+  void add_queue(const std::string& realm, std::string_view queue, std::string_view pattern, const std::string& node);
+  static constexpr size_t kMaxNodesPerQueue = 256;
+
+  bool empty() const { return realms_.empty() && everywhere_.empty(); }
+
+  // The nodes wanting a message on `subject` in `realm` outside queue groups, appended to `out` once each.
+  void plain_targets(std::string_view realm, std::string_view subject, std::vector<std::string>& out) const;
+  // The other nodes' queue groups matching `subject` in `realm`, appended to `out`.
+  void queues(std::string_view realm, std::string_view subject, std::vector<const Queue*>& out) const;
+  // The group (pattern, queue) of `realm`, if another node has a member; null otherwise.
+  const Queue* queue(std::string_view realm, std::string_view pattern, std::string_view queue) const;
+  // Whether a publish to `subject` would reach anyone on another node (request's no-responders).
+  bool any(std::string_view realm, std::string_view subject) const;
+
+ private:
+  struct Realm {
+    SubjectIndex plain{kNatsSyntax};                       // id -> plain_nodes[id - 1]
+    std::unordered_map<std::string, SubjectIndex::Id> plain_ids;  // pattern -> id
+    std::vector<std::vector<std::string>> plain_nodes;
+    std::vector<std::string> all;                          // nodes with the "*" term
+    SubjectIndex queue_index{kNatsSyntax};                 // id -> queue_list[id - 1]
+    std::unordered_map<std::string, size_t> queue_ids;     // pattern NUL queue -> id
+    std::vector<Queue> queue_list;
+  };
+  const Realm* realm(std::string_view name) const;
+
+  std::map<std::string, Realm, std::less<>> realms_;
+  std::vector<std::string> everywhere_;
+};
+
+// A remote queue group's turn (RemoteBus::Queue), given to `node`: the message goes there naming the
+// group, and that node hands it to one of its members.
+struct QueuePick {
+  std::string node, pattern, queue;
+};
+
+}  // namespace siomq::broker

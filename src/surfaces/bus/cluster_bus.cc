@@ -1,0 +1,87 @@
+#include "surfaces/bus/cluster_bus.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "surfaces/bus/core.h"
+#include "wire/bus_subject.h"
+
+namespace siomq::surfaces::bus {
+namespace {
+
+using QueueNames = std::vector<std::pair<std::string, std::string>>;
+
+QueueNames queue_names(const std::vector<broker::QueuePick>& picks) {
+  QueueNames names;
+  names.reserve(picks.size());
+  for (const auto& p : picks) names.emplace_back(p.pattern, p.queue);
+  return names;
+}
+
+}  // namespace
+
+std::shared_ptr<const broker::RemoteBus> remote_bus(BusContext& ctx) {
+  return ctx.tyo->cluster ? ctx.tyo->cluster->remote_bus() : nullptr;
+}
+
+bool relay_published(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message,
+                     const broker::RemoteBus* remote, const std::vector<broker::QueuePick>& picks) {
+  cluster::Link* link = ctx.tyo->cluster.get();
+  if (!link) return true;
+  // Each node once, with the groups whose turn it got.
+  std::vector<std::pair<std::string, QueueNames>> nodes;
+  auto node_entry = [&](const std::string& node) -> QueueNames& {
+    auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.first == node; });
+    if (it != nodes.end()) return it->second;
+    return nodes.emplace_back(node, QueueNames{}).second;
+  };
+  if (remote) {
+    thread_local std::vector<std::string> wanting;
+    wanting.clear();
+    remote->plain_targets(realm, message->subject, wanting);
+    for (const auto& node : wanting) node_entry(node);
+  }
+  for (const auto& p : picks) {
+    QueueNames& names = node_entry(p.node);
+    if (names.size() < cluster::kMaxRelayedQueues) names.emplace_back(p.pattern, p.queue);
+  }
+  // A reply to a request relayed from another node goes back there (inboxes are not shared as interest).
+  if (message->subject.starts_with(siomq::bus::kInboxPrefix)) {
+    if (auto node = link->reply_node(realm, message->subject)) node_entry(*node);
+  }
+  if (nodes.empty()) return true;
+  std::vector<std::pair<std::string, std::string>> texts;
+  texts.reserve(nodes.size());
+  for (const auto& [node, queues] : nodes)
+    texts.emplace_back(node, cluster::encode_bus_relay(link->node_id(), realm, *message, queues));
+  return link->relay_bus(std::move(texts));
+}
+
+size_t give_back_turns(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message,
+                       const std::vector<broker::QueuePick>& picks) {
+  if (picks.empty()) return 0;
+  QueueNames names = queue_names(picks);
+  std::vector<broker::Sublist::Copy> targets;
+  broker::Sublist::BusScope scope;
+  scope.named = &names;
+  scope.groups_only = true;
+  ctx.tyo->broker.if_realm(realm, [&](broker::RealmRegistry& r) { r.bus().route(message->subject, targets, scope); });
+  broker::deliver(targets, message);
+  return targets.size();
+}
+
+void deliver_bus_relayed(BusContext& ctx, const cluster::BusRelayed& relayed) {
+  auto message = std::make_shared<broker::BusMessage>(relayed.message);
+  std::vector<broker::Sublist::Copy> targets;
+  bool bound = false;
+  broker::Sublist::BusScope scope;
+  scope.named = &relayed.queues;
+  ctx.tyo->broker.if_realm(relayed.realm, [&](broker::RealmRegistry& r) {
+    bound = r.stream_bound(message->subject);
+    r.bus().route(message->subject, targets, scope);
+  });
+  broker::deliver(targets, message);
+  if (bound) capture_in_stream(ctx, relayed.realm, message);
+}
+
+}  // namespace siomq::surfaces::bus

@@ -1,0 +1,192 @@
+// The bus across a cluster's nodes (docs/scale-out.md "The bus across nodes"): core pub/sub with `*` and
+// `>` reaches subscribers on every node (in order, data, header and reply intact); a queue group gets each
+// message once in the whole cluster, spread over its members wherever they are; request/reply works with
+// the responder on another node, and "no responders" is answered only when nobody anywhere subscribes; a
+// stream binding a subject on one node stores what is published on another.
+// Needs SIOMQ_TEST_REDIS_URL (the test script starts one) and redis-server on the PATH.
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { connectV4, waitFor } = require('./lib/clients');
+const { redis } = require('./lib/redis');
+const { ok, fails, inbox } = require('./lib/bus');
+const { clusterPrefix, startNode, delay, CROSS_MS } = require('./lib/cluster');
+
+const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
+const skip = !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set';
+
+async function open(t, node, nsp = '') {
+  const s = await connectV4(`${node.url}${nsp}`, { transports: ['websocket'] });
+  t.after(() => s.close());
+  return s;
+}
+
+// Until node `from`'s interest in Redis holds a term containing `text`, then a moment for the other
+// nodes' directories (built at most every 20 ms).
+async function shared(prefix, from, text) {
+  await waitFor(async () => {
+    const [fields] = await redis(REDIS_URL, ['HKEYS', `${prefix}:node:${from}:interest`]);
+    return (fields || []).some((f) => f.includes(text));
+  }, CROSS_MS, `${text} in node ${from}'s interest`);
+  await delay(200);
+}
+async function unshared(prefix, from, text) {
+  await waitFor(async () => {
+    const [fields] = await redis(REDIS_URL, ['HKEYS', `${prefix}:node:${from}:interest`]);
+    return !(fields || []).some((f) => f.includes(text));
+  }, CROSS_MS, `${text} gone from node ${from}'s interest`);
+  await delay(200);
+}
+
+async function threeNodes(t) {
+  const prefix = clusterPrefix(t, REDIS_URL);
+  const nodes = [];
+  for (const id of ['node-a', 'node-b', 'node-c']) nodes.push(await startNode(t, { url: REDIS_URL, prefix, nodeId: id }));
+  return { prefix, nodes };
+}
+
+test('core pub/sub across nodes: wildcards, data, header and reply intact, in order; unsub stops it',
+  { skip }, async (t) => {
+    const { prefix, nodes } = await threeNodes(t);
+    const [pub, onA, onB, onC] = await Promise.all([nodes[0], nodes[0], nodes[1], nodes[2]].map((n) => open(t, n)));
+    const [gotA, gotB, gotC] = [inbox(onA), inbox(onB), inbox(onC)];
+    await ok(onA, 'sub', { subject: 'orders.*' });
+    const { sid: sidB } = await ok(onB, 'sub', { subject: 'orders.*' });
+    await ok(onC, 'sub', { subject: 'orders.>' });
+    await shared(prefix, 'node-b', '"borders.*"');
+    await shared(prefix, 'node-c', '"borders.>"');
+
+    await ok(pub, 'pub', { subject: 'orders.new', data: Buffer.from([0, 1, 2, 255]), header: { 'X-A': '1' }, reply: 'back.here' });
+    await ok(pub, 'pub', { subject: 'orders.new.deep', data: 'only for >' });
+    const total = 200;
+    for (let i = 0; i < total; i++) pub.emit('pub', { subject: 'orders.seq', data: String(i) });
+    await waitFor(() => gotB.length === total + 1 && gotC.length === total + 2 && gotA.length === total + 1, CROSS_MS,
+      'every message on every node that subscribes');
+    await delay(200);
+    assert.equal(gotB.length, total + 1, 'B: nothing extra (orders.* does not match orders.new.deep)');
+    assert.equal(gotC.length, total + 2);
+    const first = gotB[0];
+    assert.equal(first.subject, 'orders.new');
+    assert.equal(first.sid, sidB, 'the sid of the subscription on its own node');
+    assert.deepEqual([...first.data], [0, 1, 2, 255], 'binary data crosses intact');
+    assert.deepEqual(first.header, { 'X-A': '1' });
+    assert.equal(first.reply, 'back.here');
+    assert.deepEqual(gotC.map((m) => m.subject).slice(0, 2).sort(), ['orders.new', 'orders.new.deep']);
+    assert.deepEqual(gotB.slice(1).map((m) => m.data.toString()), [...Array(total).keys()].map(String), 'in order');
+
+    await ok(onB, 'unsub', { sid: sidB });
+    await unshared(prefix, 'node-b', '"borders.*"');
+    gotB.length = 0;
+    gotC.length = 0;
+    await ok(pub, 'pub', { subject: 'orders.late', data: 'x' });
+    await waitFor(() => gotC.length === 1, CROSS_MS, 'C still subscribed');
+    await delay(200);
+    assert.equal(gotB.length, 0, 'B unsubscribed: nothing more');
+    for (const n of nodes) await n.stop();
+  });
+
+test('queue groups across nodes: each message once in the whole cluster, spread; plain subscribers get all',
+  { skip }, async (t) => {
+    const { prefix, nodes } = await threeNodes(t);
+    const [pub, mA, mB, mC, mC2, plain] = await Promise.all([0, 0, 1, 2, 2, 1].map((i) => open(t, nodes[i])));
+    const members = [mA, mB, mC, mC2];
+    const got = members.map((s) => inbox(s));
+    for (const s of members) await ok(s, 'sub', { subject: 'work.*', queue: 'workers' });
+    const audit = inbox(plain);
+    await ok(plain, 'sub', { subject: 'work.>' });
+    await shared(prefix, 'node-b', '"q7:workerswork.*"');
+    await shared(prefix, 'node-c', '"q7:workerswork.*"');
+    await shared(prefix, 'node-b', '"bwork.>"');
+    const total = 300;
+    for (let i = 0; i < total; i++) pub.emit('pub', { subject: 'work.item', data: String(i) });
+    await waitFor(() => got.reduce((n, l) => n + l.length, 0) === total && audit.length === total, CROSS_MS,
+      'each item once in the group, every item to the plain subscriber');
+    await delay(300);
+    const all = got.flat().map((m) => Number(m.data.toString())).sort((x, y) => x - y);
+    assert.deepEqual(all, [...Array(total).keys()], 'each item exactly once across the group');
+    const [a, b, c] = [got[0].length, got[1].length, got[2].length + got[3].length];
+    assert.ok(a >= 50 && b >= 50 && c >= 50, `spread over the three nodes: ${a}/${b}/${c}`);
+    assert.ok(got[2].length > 0 && got[3].length > 0, 'node C spreads its turns over its members');
+
+    // No member on the publishing node: every turn goes to the others, still once each.
+    await ok(mA, 'unsub', { sid: '1' }).catch(() => {});
+    mA.close();
+    for (const l of got) l.length = 0;
+    await delay(200);
+    for (let i = 0; i < 60; i++) pub.emit('pub', { subject: 'work.item', data: String(i) });
+    await waitFor(() => got[1].length + got[2].length + got[3].length === 60, CROSS_MS, 'the 60 items on B and C');
+    await delay(300);
+    assert.equal(got[0].length, 0);
+    assert.equal(got[1].length + got[2].length + got[3].length, 60);
+    assert.ok(got[1].length > 0 && got[2].length + got[3].length > 0, `${got.map((l) => l.length)}`);
+    for (const n of nodes) await n.stop();
+  });
+
+test('request/reply across nodes: the responder elsewhere answers; no responders only when nobody anywhere',
+  { skip }, async (t) => {
+    const { prefix, nodes } = await threeNodes(t);
+    const [requester, r1, r2] = await Promise.all([0, 1, 2].map((i) => open(t, nodes[i])));
+    for (const [s, name] of [[r1, 'b'], [r2, 'c']]) {
+      s.on('msg', (m) => {
+        if (m.reply) s.emit('pub', { subject: m.reply, data: Buffer.from(`${name}:${m.data}`), header: { who: name } });
+      });
+      await ok(s, 'sub', { subject: 'svc.echo', queue: 'svc' });
+    }
+    await fails(requester, 'request', { subject: 'svc.nobody', data: 'x' }, 503, /no responders/);
+    await shared(prefix, 'node-b', '"q3:svcsvc.echo"');
+    await shared(prefix, 'node-c', '"q3:svcsvc.echo"');
+    const answers = { b: 0, c: 0 };
+    for (let i = 0; i < 20; i++) {
+      const r = await ok(requester, 'request', { subject: 'svc.echo', data: `ping${i}`, timeout_ms: 5000 });
+      assert.match(r.msg.subject, /^_INBOX\./);
+      const [who, data] = r.msg.data.toString().split(':');
+      assert.equal(data, `ping${i}`);
+      assert.deepEqual(r.msg.header, { who });
+      answers[who]++;
+    }
+    assert.equal(answers.b + answers.c, 20);
+    assert.ok(answers.b > 0 && answers.c > 0, `the group's turns spread over B and C: ${JSON.stringify(answers)}`);
+    // The inboxes were never shared as interest: a request costs the cluster no interest change.
+    const [fields] = await redis(REDIS_URL, ['HKEYS', `${prefix}:node:node-a:interest`]);
+    assert.ok(!(fields || []).some((f) => f.includes('_INBOX')), `node A's interest: ${fields}`);
+    // Nobody anywhere again: 503 at once.
+    r1.close();
+    r2.close();
+    await unshared(prefix, 'node-b', '"q3:svcsvc.echo"');
+    await unshared(prefix, 'node-c', '"q3:svcsvc.echo"');
+    const t0 = Date.now();
+    await fails(requester, 'request', { subject: 'svc.echo', data: 'x', timeout_ms: 5000 }, 503, /no responders/);
+    assert.ok(Date.now() - t0 < 2000, 'answered at once');
+    for (const n of nodes) await n.stop();
+  });
+
+test('a stream on one node stores what is published to its subjects on another, deduplicated by Msg-Id; its stream.pub reaches other nodes',
+  { skip }, async (t) => {
+    const { prefix, nodes } = await threeNodes(t);
+    const ctl = await open(t, nodes[1], '/control');
+    await ok(ctl, 'stream.create', { name: 'ORDERS', subjects: ['orders.>'] });
+    await shared(prefix, 'node-b', '"borders.>"');
+    const pub = await open(t, nodes[0]);
+    for (let i = 0; i < 5; i++) await ok(pub, 'pub', { subject: `orders.${i}`, data: String(i) });
+    await ok(pub, 'pub', { subject: 'orders.dup', data: 'once', header: { 'Msg-Id': 'm-1' } });
+    await ok(pub, 'pub', { subject: 'orders.dup', data: 'once', header: { 'Msg-Id': 'm-1' } });
+    await ok(pub, 'pub', { subject: 'other.x', data: 'not bound' });
+    await waitFor(async () => (await ok(ctl, 'stream.info', { name: 'ORDERS' })).state.messages === 6, CROSS_MS,
+      'the five messages and one of the duplicates in the stream on B');
+    await delay(300);
+    assert.equal((await ok(ctl, 'stream.info', { name: 'ORDERS' })).state.messages, 6);
+    // A stream.pub on B reaches core subscribers on C, as a pub does (and is stored once, on B).
+    const onC = await open(t, nodes[2]);
+    const gotC = inbox(onC);
+    await ok(onC, 'sub', { subject: 'orders.*' });
+    await shared(prefix, 'node-c', '"borders.*"');
+    const onB = await open(t, nodes[1]);
+    const { seq } = await ok(onB, 'stream.pub', { subject: 'orders.api', data: 'via the stream' });
+    assert.equal(seq, 7);
+    await waitFor(() => gotC.length === 1, CROSS_MS, 'the stream.pub on C');
+    assert.equal(gotC[0].data.toString(), 'via the stream');
+    await delay(200);
+    assert.equal((await ok(ctl, 'stream.info', { name: 'ORDERS' })).state.messages, 7, 'not stored twice');
+    for (const n of nodes) await n.stop();
+  });
