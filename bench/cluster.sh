@@ -8,6 +8,8 @@
 #   1-1 on one node, 1-1 across nodes (A -> B), 1-50 across (producer on A, consumers on B and C);
 #   a consumer group of 4 members on one node, and spread over B and C (one delivery per message);
 #   latency at 10,000 msg/s on one node and across (A -> B);
+#   the bus: core pub/sub 1-1 on one node and across (A -> B), request/reply with the responder on one
+#   node and across (window 100);
 #   scaling: N generators at once, each producing on node i for a consumer on node i+1 (mod N), for
 #   N = 1, 2, 3 nodes — with the interest-based relay, and with every message sent to every node as the
 #   reference does (reference_relay: "always").
@@ -106,6 +108,10 @@ for ((round = 1; round <= rounds; round++)); do
   lat=$(bench latency -r 10000 --url "${urls[0]}" --url "${urls[1]}")
   record cross-lat-p50 "$(field .latency_us.p50 <<<"$lat")"
   record cross-lat-p99 "$(field .latency_us.p99 <<<"$lat")"
+  record bus-one "$(bench bus-pubsub -p 1 -c 1 --url "${urls[0]}" | field .rate)"
+  record bus-cross "$(bench bus-pubsub -p 1 -c 1 --url "${urls[0]}" --url "${urls[1]}" | field .rate)"
+  record bus-req-one "$(bench bus-request -w 100 --url "${urls[0]}" | field .rate)"
+  record bus-req-cross "$(bench bus-request -w 100 --url "${urls[0]}" --url "${urls[1]}" | field .rate)"
   stop_nodes
   for relay in auto always; do
     for n in 1 2 3; do
@@ -142,6 +148,10 @@ row() { printf '| %s | %s |\n' "$1" "$(tr ' ' '\n' <<<"${results[$2]}" | grep -v
   row "latency at 10k msg/s, one node: p99 (µs)" one-lat-p99
   row "latency at 10k msg/s, across A → B: p50 (µs)" cross-lat-p50
   row "latency at 10k msg/s, across A → B: p99 (µs)" cross-lat-p99
+  row "bus: core pub/sub 1 → 1 on one node (deliveries/s)" bus-one
+  row "bus: core pub/sub 1 → 1 across nodes, A → B (deliveries/s)" bus-cross
+  row "bus: request/reply, responder on the same node (round trips/s, 100 in flight)" bus-req-one
+  row "bus: request/reply, responder on B (round trips/s, 100 in flight)" bus-req-cross
   for relay in auto always; do
     for n in 1 2 3; do row "scaling, $n node(s), each producing for the next, relay $relay (deliveries/s, sum)" "scale-$relay-$n"; done
   done

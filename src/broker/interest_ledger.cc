@@ -14,12 +14,16 @@ std::optional<std::pair<std::string_view, std::string_view>> parse_group_interes
   return wire::split_length_prefixed(rest);
 }
 
-std::string bus_interest_term(std::string_view pattern) {
-  if (pattern.size() + 1 > kMaxInterestTermBytes) return "*";
-  std::string term = "b";
-  term += pattern;
+namespace {
+std::string subject_term(char kind, std::string_view pattern) {
+  std::string term(1, kind);
+  term += pattern.size() + 1 > kMaxInterestTermBytes ? std::string_view(">") : pattern;
   return term;
 }
+}  // namespace
+
+std::string bus_interest_term(std::string_view pattern) { return subject_term('b', pattern); }
+std::string stream_interest_term(std::string_view pattern) { return subject_term('s', pattern); }
 
 std::optional<std::string> queue_interest_term(std::string_view queue, std::string_view pattern) {
   std::string term = "q" + wire::join_length_prefixed(queue, pattern);

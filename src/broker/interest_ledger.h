@@ -36,8 +36,10 @@ inline constexpr size_t kMaxInterestTermBytes = 1024;
 std::optional<std::string> group_interest_term(const std::string& group, const std::string& key);
 std::optional<std::pair<std::string_view, std::string_view>> parse_group_interest_term(std::string_view rest);
 // The bus's terms (docs/scale-out.md "The bus across nodes"): "b" and the subject pattern of a core
-// subscription or of a stream's binding; "*" (the whole realm) when longer than kMaxInterestTermBytes.
+// subscription, "s" and a pattern a stream binds; ">" (every subject) for the pattern when longer than
+// kMaxInterestTermBytes allows.
 std::string bus_interest_term(std::string_view pattern);
+std::string stream_interest_term(std::string_view pattern);
 // A queue group's member: "q", the queue's length, ":", the queue, the pattern; nullopt when too long
 // (that group then stays on its node). parse_queue_interest_term: (queue, pattern) of the term after its "q".
 std::optional<std::string> queue_interest_term(std::string_view queue, std::string_view pattern);

@@ -594,8 +594,8 @@ void RealmRegistry::set_stream_subjects(const std::vector<std::string>& patterns
   stream_subjects_ = SubjectIndex(kNatsSyntax);
   for (size_t i = 0; i < patterns.size(); ++i) stream_subjects_.insert(patterns[i], i + 1);
   if (track_interest_) {
-    for (const auto& p : patterns) count_interest(bus_interest_term(p), +1);
-    for (const auto& p : stream_patterns_) count_interest(bus_interest_term(p), -1);
+    for (const auto& p : patterns) count_interest(stream_interest_term(p), +1);
+    for (const auto& p : stream_patterns_) count_interest(stream_interest_term(p), -1);
   }
   stream_patterns_ = patterns;
 }

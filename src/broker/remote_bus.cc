@@ -1,6 +1,9 @@
 #include "broker/remote_bus.h"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "wire/length_prefixed.h"
 
 namespace siomq::broker {
 namespace {
@@ -10,25 +13,39 @@ void add_once(std::vector<std::string>& nodes, const std::string& node) {
 }
 
 std::string queue_key(std::string_view pattern, std::string_view queue) {
-  std::string key(pattern);
-  key += '\0';
-  key += queue;
-  return key;
+  return wire::join_length_prefixed(queue, pattern);
 }
 
 }  // namespace
 
-void RemoteBus::add_plain(const std::string& realm, std::string_view pattern, const std::string& node) {
-  Realm& r = realms_[realm];
-  auto [it, fresh] = r.plain_ids.try_emplace(std::string(pattern), r.plain_nodes.size() + 1);
+void RemoteBus::Patterns::add(std::string_view pattern, const std::string& node) {
+  auto [it, fresh] = ids.try_emplace(std::string(pattern), nodes.size() + 1);
   if (fresh) {
-    r.plain.insert(pattern, it->second);
-    r.plain_nodes.emplace_back();
+    index.insert(pattern, it->second);
+    nodes.emplace_back();
   }
-  add_once(r.plain_nodes[it->second - 1], node);
+  add_once(nodes[it->second - 1], node);
 }
 
-void RemoteBus::add_all(const std::string& realm, const std::string& node) { add_once(realms_[realm].all, node); }
+void RemoteBus::Patterns::match(std::string_view subject, std::vector<std::string>& out) const {
+  if (nodes.empty()) return;
+  thread_local std::vector<SubjectIndex::Id> matched;
+  matched.clear();
+  index.match(subject, matched);
+  for (auto id : matched) {
+    for (const auto& node : nodes[id - 1]) add_once(out, node);
+  }
+}
+
+void RemoteBus::add_node(const std::string& node) { inbox_nodes_.emplace(inbox_token(node), node); }
+
+void RemoteBus::add_plain(const std::string& realm, std::string_view pattern, const std::string& node) {
+  realms_[realm].plain.add(pattern, node);
+}
+
+void RemoteBus::add_stream(const std::string& realm, std::string_view pattern, const std::string& node) {
+  realms_[realm].streams.add(pattern, node);
+}
 
 void RemoteBus::add_everywhere(const std::string& node) { add_once(everywhere_, node); }
 
@@ -51,16 +68,9 @@ const RemoteBus::Realm* RemoteBus::realm(std::string_view name) const {
 
 void RemoteBus::plain_targets(std::string_view realm_name, std::string_view subject, std::vector<std::string>& out) const {
   for (const auto& node : everywhere_) add_once(out, node);
-  thread_local std::vector<SubjectIndex::Id> matched;
-  for (const Realm* r : {realm(realm_name), realm_name == "*" ? nullptr : realm("*")}) {
-    if (!r) continue;
-    for (const auto& node : r->all) add_once(out, node);
-    if (r->plain_nodes.empty()) continue;
-    matched.clear();
-    r->plain.match(subject, matched);
-    for (auto id : matched) {
-      for (const auto& node : r->plain_nodes[id - 1]) add_once(out, node);
-    }
+  if (const Realm* r = realm(realm_name)) {
+    r->plain.match(subject, out);
+    r->streams.match(subject, out);
   }
 }
 
@@ -81,14 +91,37 @@ const RemoteBus::Queue* RemoteBus::queue(std::string_view realm_name, std::strin
 }
 
 bool RemoteBus::any(std::string_view realm_name, std::string_view subject) const {
+  if (!everywhere_.empty()) return true;
   thread_local std::vector<std::string> nodes;
   nodes.clear();
-  plain_targets(realm_name, subject, nodes);
+  if (const Realm* r = realm(realm_name)) r->plain.match(subject, nodes);
   if (!nodes.empty()) return true;
   thread_local std::vector<const Queue*> groups;
   groups.clear();
   queues(realm_name, subject, groups);
   return !groups.empty();
+}
+
+const std::string* RemoteBus::inbox_node(std::string_view subject) const {
+  constexpr std::string_view kInbox = "_INBOX.";
+  constexpr size_t kToken = 16;
+  if (!subject.starts_with(kInbox) || subject.size() <= kInbox.size() + kToken || subject[kInbox.size() + kToken] != '.')
+    return nullptr;
+  auto it = inbox_nodes_.find(std::string(subject.substr(kInbox.size(), kToken)));
+  return it == inbox_nodes_.end() ? nullptr : &it->second;
+}
+
+std::string inbox_token(std::string_view node_id) {
+  // FNV-1a, 64 bits: stable across builds and machines (std::hash is not).
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : node_id) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<size_t>(i)] = kHex[h & 15];
+  return out;
 }
 
 }  // namespace siomq::broker

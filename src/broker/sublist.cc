@@ -3,8 +3,15 @@
 #include <algorithm>
 
 #include "broker/interest_ledger.h"
+#include "wire/length_prefixed.h"
 
 namespace siomq::broker {
+namespace {
+
+// A group's key: its queue and pattern, length-prefixed (either may hold any byte).
+std::string group_key(std::string_view pattern, std::string_view queue) { return wire::join_length_prefixed(queue, pattern); }
+
+}  // namespace
 
 Sublist::Id Sublist::add(std::string_view pattern, std::string_view queue, BusSinkPtr sink, std::string sid, bool shared) {
   Id id = next_id_++;
@@ -13,7 +20,7 @@ Sublist::Id Sublist::add(std::string_view pattern, std::string_view queue, BusSi
   if (queue.empty()) {
     index_.insert(pattern, id);
   } else {
-    std::string key = sub.pattern + '\0' + sub.queue;
+    std::string key = group_key(sub.pattern, sub.queue);
     auto [it, fresh] = groups_by_key_.try_emplace(key, 0);
     if (fresh) {
       it->second = next_id_++;
@@ -87,17 +94,32 @@ size_t Sublist::route(std::string_view subject, std::vector<Copy>& out, const Bu
   }
   for (Id id : finished) remove(id);
   scratch_ = std::move(matched);
+  named_keys_for_ = nullptr;  // (the next message's list may reuse this one's address)
   if (scope.remote && scope.picks) take_remote_turns(subject, scope);
   return copies;
+}
+
+bool Sublist::named_here(const BusScope& scope, const Sub& first) {
+  const auto& named = *scope.named;
+  if (named.size() <= 8) {
+    return std::any_of(named.begin(), named.end(),
+                       [&](const auto& n) { return n.first == first.pattern && n.second == first.queue; });
+  }
+  // Many groups named (up to kMaxRelayedQueues): a set of their keys, made once per message, so that a
+  // message matching many groups here costs linear time, not their product.
+  if (named_keys_for_ != &named) {
+    named_keys_.clear();
+    for (const auto& [pattern, queue] : named) named_keys_.insert(group_key(pattern, queue));
+    named_keys_for_ = &named;
+  }
+  return named_keys_.count(group_key(first.pattern, first.queue)) > 0;
 }
 
 bool Sublist::take_turn(Group& g, const Sub& first, std::vector<Copy>& out, std::vector<Id>& finished,
                         const BusScope& scope) {
   if (scope.named) {
     // Relayed: the publishing node gave this node the turns of the groups it named, and no others.
-    auto named = std::find_if(scope.named->begin(), scope.named->end(),
-                              [&](const auto& n) { return n.first == first.pattern && n.second == first.queue; });
-    if (named == scope.named->end()) return false;
+    if (!named_here(scope, first)) return false;
   } else if (scope.remote && scope.picks) {
     if (const RemoteBus::Queue* remote = scope.remote->queue(scope.realm, first.pattern, first.queue)) {
       // This node's members count as one place among the nodes that have some.
@@ -117,11 +139,16 @@ void Sublist::take_remote_turns(std::string_view subject, const BusScope& scope)
   thread_local std::vector<const RemoteBus::Queue*> remote;
   remote.clear();
   scope.remote->queues(scope.realm, subject, remote);
+  if (remote.empty()) return;
+  // One turn a message, offset per group: each group goes round its own nodes (one shared counter
+  // stepped per group would give a group the same node every time when groups and nodes line up).
+  const uint64_t turn = remote_turn_++;
   for (const RemoteBus::Queue* q : remote) {
     if (q->nodes.empty()) continue;
-    std::string key = q->pattern + '\0' + q->queue;
+    std::string key = group_key(q->pattern, q->queue);
     if (groups_by_key_.count(key)) continue;  // has members here: its turn was taken above
-    scope.picks->push_back(QueuePick{q->nodes[remote_turn_++ % q->nodes.size()], q->pattern, q->queue});
+    const uint64_t offset = std::hash<std::string>{}(key);
+    scope.picks->push_back(QueuePick{q->nodes[(turn + offset) % q->nodes.size()], q->pattern, q->queue});
   }
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "broker/bus_message.h"
@@ -98,14 +99,19 @@ class Sublist {
   // Remote groups without a member here (their turns all go to other nodes).
   void take_remote_turns(std::string_view subject, const BusScope& scope);
   void count_interest(const Sub& sub, int delta);
+  // Whether `first`'s group is one of scope.named.
+  bool named_here(const BusScope& scope, const Sub& first);
 
   SubjectIndex index_{kNatsSyntax};  // a plain subscription's id, or a group's id
   std::unordered_map<Id, Sub> subs_;
   std::unordered_map<Id, Group> groups_;
-  std::unordered_map<std::string, Id> groups_by_key_;  // pattern NUL queue -> group id
+  std::unordered_map<std::string, Id> groups_by_key_;  // group_key(pattern, queue) -> group id
   Id next_id_ = 1;
   mutable std::vector<Id> scratch_;
   uint64_t remote_turn_ = 0;  // round-robin over the nodes of a group with no member here
+  // named_here's set of the named groups' keys, for the list it was made from (one message's).
+  std::unordered_set<std::string> named_keys_;
+  const void* named_keys_for_ = nullptr;
   bool track_interest_ = false;
   std::unordered_map<std::string, size_t> interest_;  // term -> shared subscriptions naming it
   std::vector<std::pair<std::string, int>> interest_deltas_;

@@ -20,10 +20,8 @@
 #include "auth/hmac.h"
 #include "cluster/interest_sync.h"
 #include "cluster/name_claims.h"
-#include "cluster/reply_routes.h"
 #include "cluster/shared_settings.h"
 #include "redis/async_client.h"
-#include "wire/bus_subject.h"
 #include "wire/clock.h"
 #include "wire/thread_role.h"
 
@@ -175,9 +173,6 @@ class Cluster::Node {
 
   std::shared_ptr<const broker::RemoteBus> remote_bus() const { return interest_.remote_bus(); }
 
-  std::optional<std::string> reply_node(std::string_view realm, std::string_view subject) {
-    return replies_.node(realm, subject, steady_ms());
-  }
 
   void publish_settings(std::string document) {
     asio::post(io_, [this, document = std::move(document)]() mutable {
@@ -241,13 +236,15 @@ class Cluster::Node {
     });
   }
 
-  // None while the relay is backed up (past half its bounds): a turn given to another node would likely be
-  // dropped on the way, so each node keeps its groups' turns meanwhile.
+  // Past half its bounds: a turn given to another node would likely be dropped on the way, so each node
+  // keeps its groups' turns meanwhile.
+  bool relay_backed_up() const {
+    return outbox_entries_.load(std::memory_order_relaxed) > kMaxOutboxEntries / 2 ||
+           unanswered_seen_.load(std::memory_order_relaxed) > kMaxUnansweredCommands / 2;
+  }
+
   std::shared_ptr<const broker::RemoteGroups> remote_groups() const {
-    if (outbox_entries_.load(std::memory_order_relaxed) > kMaxOutboxEntries / 2 ||
-        unanswered_seen_.load(std::memory_order_relaxed) > kMaxUnansweredCommands / 2)
-      return nullptr;
-    return interest_.remote_groups();
+    return relay_backed_up() ? nullptr : interest_.remote_groups();
   }
 
   Stats stats() const {
@@ -559,9 +556,6 @@ class Cluster::Node {
     }
     if (m->node_id == config_.node_id) return;
     relayed_in_.fetch_add(1, std::memory_order_relaxed);
-    // A request's inbox: the replies published here go back to the requester's node.
-    if (m->message.reply.starts_with(siomq::bus::kInboxPrefix))
-      replies_.note(m->realm, m->message.reply, m->node_id, steady_ms());
     if (handlers_.bus_message) handlers_.bus_message(*m);
   }
 
@@ -622,7 +616,6 @@ class Cluster::Node {
   std::string messages_channel_, settings_channel_;
   InterestSync interest_;
   NameClaims names_;
-  ReplyRoutes replies_;  // any thread
   // Any thread:
   std::atomic<bool> up_{false};
   std::mutex out_mu_;
@@ -651,9 +644,7 @@ void Cluster::stop() { node_->stop(); }
 bool Cluster::relay(RelayedMessage m) { return node_->relay(std::move(m)); }
 bool Cluster::relay_bus(std::vector<std::pair<std::string, std::string>> texts) { return node_->relay_bus(std::move(texts)); }
 std::shared_ptr<const broker::RemoteBus> Cluster::remote_bus() const { return node_->remote_bus(); }
-std::optional<std::string> Cluster::reply_node(std::string_view realm, std::string_view subject) {
-  return node_->reply_node(realm, subject);
-}
+bool Cluster::relay_backed_up() const { return node_->relay_backed_up(); }
 std::shared_ptr<const broker::RemoteGroups> Cluster::remote_groups() const { return node_->remote_groups(); }
 void Cluster::publish_settings(std::string document) { node_->publish_settings(std::move(document)); }
 void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {

@@ -128,7 +128,7 @@ void InterestView::Peer::add(const InterestTerm& t) {
     ++count;
   } else if (kind == 'g' && broker::parse_group_interest_term(rest)) {
     if (realms[t.realm].groups.emplace(rest).second) ++count;
-  } else if ((kind == 'b' && !rest.empty()) || (kind == 'q' && broker::parse_queue_interest_term(rest))) {
+  } else if (((kind == 'b' || kind == 's') && !rest.empty()) || (kind == 'q' && broker::parse_queue_interest_term(rest))) {
     if (realms[t.realm].bus.emplace(t.term).second) ++count;
   }
 }
@@ -156,7 +156,7 @@ void InterestView::Peer::remove(const InterestTerm& t) {
   } else if (kind == 'g') {
     auto g = terms.groups.find(rest);
     if ((gone = g != terms.groups.end())) terms.groups.erase(g);
-  } else if (kind == 'b' || kind == 'q') {
+  } else if (kind == 'b' || kind == 's' || kind == 'q') {
     gone = terms.bus.erase(t.term) > 0;
   }
   if (gone) --count;
@@ -202,7 +202,7 @@ bool InterestView::apply(const InterestNote& note) {
   auto group = [](const InterestTerm& t) { return !t.term.empty() && t.term[0] == 'g'; };
   if (std::any_of(note.remove.begin(), note.remove.end(), group) || std::any_of(note.add.begin(), note.add.end(), group))
     groups_changed_ = true;
-  auto bus = [](const InterestTerm& t) { return !t.term.empty() && (t.term[0] == 'b' || t.term[0] == 'q' || t.term[0] == '*'); };
+  auto bus = [](const InterestTerm& t) { return !t.term.empty() && (t.term[0] == 'b' || t.term[0] == 's' || t.term[0] == 'q'); };
   if (std::any_of(note.remove.begin(), note.remove.end(), bus) || std::any_of(note.add.begin(), note.add.end(), bus))
     bus_changed_ = true;
   const bool was_everything = peer.everything;
@@ -228,31 +228,6 @@ size_t InterestView::replace(const std::string& node, uint64_t version, const st
   return skipped;
 }
 
-std::shared_ptr<const broker::RemoteBus> InterestView::take_bus() {
-  if (!bus_changed_) return nullptr;
-  bus_changed_ = false;
-  auto out = std::make_shared<broker::RemoteBus>();
-  for (const auto& [node, peer] : peers_) {
-    if (peer.everything) {
-      out->add_everywhere(node);
-      continue;
-    }
-    for (const auto& [realm, terms] : peer.realms) {
-      if (terms.all) out->add_all(realm, node);
-      for (const auto& term : terms.bus) {
-        std::string_view rest = std::string_view(term).substr(1);
-        if (term[0] == 'b') {
-          out->add_plain(realm, rest, node);
-        } else if (realm != "*") {  // (a group's realm is its own: one too long to share keeps its groups)
-          auto [queue, pattern] = *broker::parse_queue_interest_term(rest);
-          out->add_queue(realm, queue, pattern, node);
-        }
-      }
-    }
-  }
-  return out;
-}
-
 std::shared_ptr<const broker::RemoteGroups> InterestView::take_groups() {
   if (!groups_changed_) return nullptr;
   groups_changed_ = false;
@@ -263,6 +238,36 @@ std::shared_ptr<const broker::RemoteGroups> InterestView::take_groups() {
         auto [group, key] = *broker::parse_group_interest_term(g);
         auto& members = out->realms[realm][std::string(key)];
         if (members.size() < kMaxGroupsPerKey) members.push_back({std::string(group), node});
+      }
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<const broker::RemoteBus> InterestView::take_bus() {
+  if (!bus_changed_) return nullptr;
+  bus_changed_ = false;
+  auto out = std::make_shared<broker::RemoteBus>();
+  for (const auto& [node, peer] : peers_) {
+    out->add_node(node);
+    if (peer.everything) {
+      out->add_everywhere(node);
+      continue;
+    }
+    for (const auto& [realm, terms] : peer.realms) {
+      // The bus's terms only: tyo-mq's "*" (a term too long) is no bus interest, and realm "*" (a realm
+      // name too long to share) no bus realm (a client's realm name is far shorter).
+      if (realm == "*") continue;
+      for (const auto& term : terms.bus) {
+        std::string_view rest = std::string_view(term).substr(1);
+        if (term[0] == 'b') {
+          out->add_plain(realm, rest, node);
+        } else if (term[0] == 's') {
+          out->add_stream(realm, rest, node);
+        } else {
+          auto [queue, pattern] = *broker::parse_queue_interest_term(rest);
+          out->add_queue(realm, queue, pattern, node);
+        }
       }
     }
   }

@@ -55,8 +55,9 @@ class Link {
   // The other nodes' bus subscriptions and queue groups (broker/remote_bus.h); null while there are none
   // or Redis is away.
   virtual std::shared_ptr<const broker::RemoteBus> remote_bus() const = 0;
-  // The node a reply to `subject` (an inbox) goes to: the node a request naming it was relayed from.
-  virtual std::optional<std::string> reply_node(std::string_view realm, std::string_view subject) = 0;
+  // Whether the relay is backed up (its outbox or the commands waiting for Redis past half their bounds):
+  // a queue group's turn given to another node now would likely be dropped on the way.
+  virtual bool relay_backed_up() const = 0;
   // Claims a manager proof's nonce for the whole cluster: Ok the first time anywhere, 401 after, 503 when
   // Redis cannot say.
   virtual void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) = 0;

@@ -129,7 +129,7 @@ test('request/reply across nodes: the responder elsewhere answers; no responders
     const [requester, r1, r2] = await Promise.all([0, 1, 2].map((i) => open(t, nodes[i])));
     for (const [s, name] of [[r1, 'b'], [r2, 'c']]) {
       s.on('msg', (m) => {
-        if (m.reply) s.emit('pub', { subject: m.reply, data: Buffer.from(`${name}:${m.data}`), header: { who: name } });
+        if (m.reply && m.subject === 'svc.echo') s.emit('pub', { subject: m.reply, data: Buffer.from(`${name}:${m.data}`), header: { who: name } });
       });
       await ok(s, 'sub', { subject: 'svc.echo', queue: 'svc' });
     }
@@ -147,6 +147,16 @@ test('request/reply across nodes: the responder elsewhere answers; no responders
     }
     assert.equal(answers.b + answers.c, 20);
     assert.ok(answers.b > 0 && answers.c > 0, `the group's turns spread over B and C: ${JSON.stringify(answers)}`);
+    // A proxy on B hands the request on to a backend on C with the same reply subject: C's reply still
+    // finds the requester on A (the inbox names A's node).
+    r1.on('msg', (m) => { if (m.subject === 'svc.proxy') r1.emit('pub', { subject: 'svc.backend', data: m.data, reply: m.reply }); });
+    await ok(r1, 'sub', { subject: 'svc.proxy' });
+    r2.on('msg', (m) => { if (m.subject === 'svc.backend') r2.emit('pub', { subject: m.reply, data: Buffer.from(`backend:${m.data}`) }); });
+    await ok(r2, 'sub', { subject: 'svc.backend' });
+    await shared(prefix, 'node-b', '"bsvc.proxy"');
+    await shared(prefix, 'node-c', '"bsvc.backend"');
+    const proxied = await ok(requester, 'request', { subject: 'svc.proxy', data: 'deep', timeout_ms: 5000 });
+    assert.equal(proxied.msg.data.toString(), 'backend:deep');
     // The inboxes were never shared as interest: a request costs the cluster no interest change.
     const [fields] = await redis(REDIS_URL, ['HKEYS', `${prefix}:node:node-a:interest`]);
     assert.ok(!(fields || []).some((f) => f.includes('_INBOX')), `node A's interest: ${fields}`);
@@ -155,6 +165,7 @@ test('request/reply across nodes: the responder elsewhere answers; no responders
     r2.close();
     await unshared(prefix, 'node-b', '"q3:svcsvc.echo"');
     await unshared(prefix, 'node-c', '"q3:svcsvc.echo"');
+    await unshared(prefix, 'node-c', '"bsvc.backend"');
     const t0 = Date.now();
     await fails(requester, 'request', { subject: 'svc.echo', data: 'x', timeout_ms: 5000 }, 503, /no responders/);
     assert.ok(Date.now() - t0 < 2000, 'answered at once');
@@ -166,12 +177,13 @@ test('a stream on one node stores what is published to its subjects on another, 
     const { prefix, nodes } = await threeNodes(t);
     const ctl = await open(t, nodes[1], '/control');
     await ok(ctl, 'stream.create', { name: 'ORDERS', subjects: ['orders.>'] });
-    await shared(prefix, 'node-b', '"borders.>"');
+    await shared(prefix, 'node-b', '"sorders.>"');
     const pub = await open(t, nodes[0]);
     for (let i = 0; i < 5; i++) await ok(pub, 'pub', { subject: `orders.${i}`, data: String(i) });
     await ok(pub, 'pub', { subject: 'orders.dup', data: 'once', header: { 'Msg-Id': 'm-1' } });
     await ok(pub, 'pub', { subject: 'orders.dup', data: 'once', header: { 'Msg-Id': 'm-1' } });
     await ok(pub, 'pub', { subject: 'other.x', data: 'not bound' });
+    await fails(pub, 'request', { subject: 'orders.req', data: 'x' }, 503, /no responders/);  // a stream answers none
     await waitFor(async () => (await ok(ctl, 'stream.info', { name: 'ORDERS' })).state.messages === 6, CROSS_MS,
       'the five messages and one of the duplicates in the stream on B');
     await delay(300);

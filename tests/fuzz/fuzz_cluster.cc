@@ -1,7 +1,8 @@
 // libFuzzer target for what a cluster's nodes read from Redis (src/cluster): relayed messages
 // (decode_relay), the shared settings document and its change note, the shared authorization requests
 // and their decision note, the shared key directory and its change note, the interest notes and hash
-// fields of the interest-based relay, the realm-removed note, the presence note.
+// fields of the interest-based relay (with the bus directory built from them), the realm-removed note, the
+// presence note, the relayed bus message (decode_bus_relay).
 //
 // Invariants: nothing crashes or takes more than linear time (-timeout); a message that decodes encodes
 // back to text that decodes to the same message (so a relayed message is passed on unchanged, whatever
@@ -13,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "cluster/bus_relay.h"
 #include "cluster/interest.h"
 #include "cluster/presence_note.h"
 #include "cluster/realm_note.h"
@@ -93,6 +95,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> out;
     for (const auto& t : note->add) view.targets(t.realm, t.term, t.term, out);
     check(out.size() <= note->add.size());
+    // The bus directory the same terms make answers for any subject without crashing.
+    if (auto bus = view.take_bus()) {
+      for (const auto& t : note->add) {
+        std::vector<std::string> nodes;
+        bus->plain_targets(t.realm, t.term, nodes);
+        check(nodes.size() <= 1);
+        (void)bus->any(t.realm, t.term);
+      }
+    }
   }
   if (auto note = decode_presence_note(text)) {
     auto encoded = encode_presence_note(*note);
@@ -100,6 +111,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(back && back->node_id == note->node_id && back->realm == note->realm && back->change.kind == note->change.kind &&
           back->change.name == note->change.name && back->change.names == note->change.names &&
           back->change.online == note->change.online);
+  }
+  if (auto m = decode_bus_relay(text, 1 << 20)) {
+    std::string again = encode_bus_relay(m->node_id, m->realm, m->message, m->queues);
+    check(static_cast<bool>(js::validate(again)));
+    auto back = decode_bus_relay(again, 1 << 21);
+    check(back && back->node_id == m->node_id && back->realm == m->realm && back->message.subject == m->message.subject &&
+          back->message.reply == m->message.reply && back->message.header == m->message.header &&
+          back->message.data == m->message.data && back->queues == m->queues);
   }
   if (auto note = decode_realm_note(text)) {
     auto back = decode_realm_note(encode_realm_note(*note));

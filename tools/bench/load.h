@@ -19,7 +19,7 @@ struct LoadOptions {
   std::string scenario = "pubsub";
   std::string url = "http://127.0.0.1:17352";  // https:// or wss:// for TLS; the producers' node
   // More nodes of a cluster (docs/scale-out.md): the consumers are spread over these, round-robin, while
-  // the producers stay on `url`. Empty: everyone on `url`. tyo-mq scenarios only.
+  // the producers stay on `url`. Empty: everyone on `url`. tyo-mq scenarios, bus-pubsub and bus-request.
   std::vector<std::string> consumer_urls;
   std::string ca_file;                         // TLS: the CA (PEM) that signed the server's certificate
   int eio = 4;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "net/engine_server.h"
 #include "surfaces/bus/core.h"
 #include "wire/bus_subject.h"
 
@@ -24,10 +25,27 @@ std::shared_ptr<const broker::RemoteBus> remote_bus(BusContext& ctx) {
   return ctx.tyo->cluster ? ctx.tyo->cluster->remote_bus() : nullptr;
 }
 
-bool relay_published(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message,
-                     const broker::RemoteBus* remote, const std::vector<broker::QueuePick>& picks) {
+broker::BusScope publish_scope(BusContext& ctx, const std::string& realm, const broker::RemoteBus* remote,
+                               std::vector<broker::QueuePick>& picks) {
+  broker::BusScope scope;
+  if (!remote || ctx.tyo->cluster->relay_backed_up()) return scope;
+  scope.remote = remote;
+  scope.realm = realm;
+  scope.picks = &picks;
+  return scope;
+}
+
+std::string new_inbox(BusContext& ctx) {
+  std::string inbox(siomq::bus::kInboxPrefix);
+  if (ctx.tyo->cluster) inbox.append(broker::inbox_token(ctx.tyo->cluster->node_id())).push_back('.');
+  return inbox + net::random_id();
+}
+
+Relayed relay_published(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message,
+                        const broker::RemoteBus* remote, std::vector<broker::QueuePick> picks) {
+  Relayed out;
   cluster::Link* link = ctx.tyo->cluster.get();
-  if (!link) return true;
+  if (!link || !remote) return out;
   // Each node once, with the groups whose turn it got.
   std::vector<std::pair<std::string, QueueNames>> nodes;
   auto node_entry = [&](const std::string& node) -> QueueNames& {
@@ -35,26 +53,28 @@ bool relay_published(BusContext& ctx, const std::string& realm, const broker::Bu
     if (it != nodes.end()) return it->second;
     return nodes.emplace_back(node, QueueNames{}).second;
   };
-  if (remote) {
-    thread_local std::vector<std::string> wanting;
-    wanting.clear();
-    remote->plain_targets(realm, message->subject, wanting);
-    for (const auto& node : wanting) node_entry(node);
-  }
-  for (const auto& p : picks) {
+  thread_local std::vector<std::string> wanting;
+  wanting.clear();
+  remote->plain_targets(realm, message->subject, wanting);
+  for (const auto& node : wanting) node_entry(node);
+  // A reply to a request of another node goes back there (its inbox names it).
+  if (const std::string* node = remote->inbox_node(message->subject)) node_entry(*node);
+  for (auto& p : picks) {
     QueueNames& names = node_entry(p.node);
     if (names.size() < cluster::kMaxRelayedQueues) names.emplace_back(p.pattern, p.queue);
+    else out.unsent.push_back(std::move(p));
   }
-  // A reply to a request relayed from another node goes back there (inboxes are not shared as interest).
-  if (message->subject.starts_with(siomq::bus::kInboxPrefix)) {
-    if (auto node = link->reply_node(realm, message->subject)) node_entry(*node);
-  }
-  if (nodes.empty()) return true;
+  if (nodes.empty()) return out;
   std::vector<std::pair<std::string, std::string>> texts;
   texts.reserve(nodes.size());
   for (const auto& [node, queues] : nodes)
     texts.emplace_back(node, cluster::encode_bus_relay(link->node_id(), realm, *message, queues));
-  return link->relay_bus(std::move(texts));
+  if (link->relay_bus(std::move(texts))) return out;
+  out.sent = false;
+  for (auto& p : picks) {
+    if (!p.node.empty()) out.unsent.push_back(std::move(p));  // (those moved out above are empty)
+  }
+  return out;
 }
 
 size_t give_back_turns(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message,

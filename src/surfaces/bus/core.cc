@@ -94,17 +94,15 @@ size_t route_core(BusContext& ctx, const std::string& realm, const broker::BusMe
   // In a cluster the other nodes' queue groups take their turns too (cluster_bus.h).
   auto remote = remote_bus(ctx);
   std::vector<broker::QueuePick> picks;
-  broker::Sublist::BusScope scope;
-  scope.remote = remote.get();
-  scope.realm = realm;
-  scope.picks = &picks;
+  broker::BusScope scope = publish_scope(ctx, realm, remote.get(), picks);
   size_t copies = ctx.tyo->broker.with_realm(realm, [&](broker::RealmRegistry& r) {
     if (bound) *bound = r.stream_bound(message->subject);
     return r.bus().route(message->subject, targets, scope);
   });
   broker::deliver(targets, message);
-  if (!relay_published(ctx, realm, message, remote.get(), picks)) copies += give_back_turns(ctx, realm, message, picks);
-  return copies;
+  if (!remote) return copies;
+  Relayed relayed = relay_published(ctx, realm, message, remote.get(), std::move(picks));
+  return copies + give_back_turns(ctx, realm, message, relayed.unsent);
 }
 
 size_t publish_core(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message, bool from_tyo) {
@@ -210,7 +208,7 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
   auto waiter = std::make_shared<BusSocket::Waiter>(endpoint->worker().io(), answer);
   waiter->realm = *realm;
   waiter->owner = state;
-  std::string inbox = std::string(siomq::bus::kInboxPrefix) + net::random_id();
+  std::string inbox = new_inbox(ctx);
   auto message = message_of(std::move(req->subject), std::move(req->data), std::move(req->header), inbox);
   bus_stats().count_in(message->data.size());
   // The inbox is subscribed before the request goes out, under the same lock, so that no reply can come
@@ -219,10 +217,7 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
   std::vector<broker::Sublist::Copy> targets;
   auto remote = remote_bus(ctx);
   std::vector<broker::QueuePick> picks;
-  broker::Sublist::BusScope scope;
-  scope.remote = remote.get();
-  scope.realm = *realm;
-  scope.picks = &picks;
+  broker::BusScope scope = publish_scope(ctx, *realm, remote.get(), picks);
   bool elsewhere = false;
   bool responders = ctx.tyo->broker.with_realm(*realm, [&](broker::RealmRegistry& r) {
     elsewhere = remote && remote->any(*realm, message->subject);
@@ -234,11 +229,14 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
   });
   if (!responders) return answer.error(503, "no responders");
   broker::deliver(targets, message);
-  if (elsewhere && !relay_published(ctx, *realm, message, remote.get(), picks) &&
-      give_back_turns(ctx, *realm, message, picks) == 0 && targets.empty() && !waiter->answered.exchange(true)) {
-    // Only other nodes could answer, and the relay cannot reach them now.
-    ctx.tyo->broker.if_realm(*realm, [&](broker::RealmRegistry& r) { r.bus().remove(waiter->inbox); });
-    return answer.error(503, "no responders");
+  if (elsewhere) {
+    Relayed relayed = relay_published(ctx, *realm, message, remote.get(), std::move(picks));
+    size_t back = give_back_turns(ctx, *realm, message, relayed.unsent);
+    if (!relayed.sent && back == 0 && targets.empty() && !waiter->answered.exchange(true)) {
+      // Only other nodes could answer, and the relay cannot reach them now.
+      ctx.tyo->broker.if_realm(*realm, [&](broker::RealmRegistry& r) { r.bus().remove(waiter->inbox); });
+      return answer.error(503, "no responders");
+    }
   }
   if (waiter->answered) return;  // answered by a responder on this very thread, under the lock
   state->waiting.emplace(waiter->inbox, waiter);
