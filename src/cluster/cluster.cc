@@ -20,6 +20,7 @@
 #include "auth/hmac.h"
 #include "cluster/interest_sync.h"
 #include "cluster/name_claims.h"
+#include "cluster/relay_outbox.h"
 #include "cluster/shared_settings.h"
 #include "redis/async_client.h"
 #include "wire/clock.h"
@@ -34,10 +35,9 @@ using redis::Value;
 
 namespace {
 
-// How long the cluster thread lets relayed messages pile up for Redis before it drops new ones: a
-// stalled Redis must not grow this node's memory without bound.
-constexpr size_t kMaxOutboxBytes = size_t{64} << 20;
-constexpr size_t kMaxOutboxEntries = 100'000;
+// What may wait for Redis (relayed messages in the outbox, notes, commands unanswered) before new ones
+// are dropped: a stalled Redis must not grow this node's memory without bound.
+constexpr size_t kMaxOutboxEntries = RelayOutbox::kMaxEntries;
 constexpr size_t kMaxUnansweredCommands = 100'000;
 constexpr auto kConnectTimeout = 2000ms;
 constexpr auto kHealthInterval = 1000ms;
@@ -121,54 +121,22 @@ class Cluster::Node {
 
   bool relay(RelayedMessage m) {
     m.node_id = config_.node_id;
-    Outgoing out{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m), std::move(m.group_picks), {}, false};
-    bool post = false;
-    {
-      std::lock_guard lock(out_mu_);
-      if (!up_.load(std::memory_order_relaxed) || outbox_.size() >= kMaxOutboxEntries ||
-          outbox_bytes_ + out.text.size() > kMaxOutboxBytes) {
-        relay_dropped_.fetch_add(1, std::memory_order_relaxed);
-        return false;
-      }
-      outbox_bytes_ += out.text.size();
-      outbox_.push_back(std::move(out));
-      outbox_entries_.store(outbox_.size(), std::memory_order_relaxed);
-      post = !drain_posted_;
-      drain_posted_ = true;
-    }
-    // One wake-up of the cluster thread per burst, not one per message.
-    if (post) asio::post(io_, [this] { drain(); });
-    return true;
+    std::vector<Outgoing> outs;
+    outs.push_back(Outgoing{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m),
+                            std::move(m.group_picks), {}, false});
+    return enqueue(std::move(outs));
   }
 
   // Bus texts go to the nodes the publisher picked (it holds the bus directory), through the same outbox
   // and bounds as tyo-mq's relayed messages.
   bool relay_bus(std::vector<std::pair<std::string, std::string>> texts) {
-    if (texts.empty()) return true;
-    size_t bytes = 0;
-    for (const auto& t : texts) bytes += t.second.size();
-    bool post = false;
-    {
-      std::lock_guard lock(out_mu_);
-      if (!up_.load(std::memory_order_relaxed) || outbox_.size() + texts.size() > kMaxOutboxEntries ||
-          outbox_bytes_ + bytes > kMaxOutboxBytes) {
-        relay_dropped_.fetch_add(1, std::memory_order_relaxed);
-        return false;
-      }
-      outbox_bytes_ += bytes;
-      for (size_t i = 0; i < texts.size(); ++i) {
-        Outgoing out;
-        out.channel = config_.prefix + ":node:" + texts[i].first;
-        out.text = std::move(texts[i].second);
-        out.counted = i == 0;
-        outbox_.push_back(std::move(out));
-      }
-      outbox_entries_.store(outbox_.size(), std::memory_order_relaxed);
-      post = !drain_posted_;
-      drain_posted_ = true;
+    std::vector<Outgoing> outs(texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      outs[i].channel = config_.prefix + ":node:" + texts[i].first;
+      outs[i].text = std::move(texts[i].second);
+      outs[i].counted = i == 0;
     }
-    if (post) asio::post(io_, [this] { drain(); });
-    return true;
+    return enqueue(std::move(outs));
   }
 
   std::shared_ptr<const broker::RemoteBus> remote_bus() const { return interest_.remote_bus(); }
@@ -239,7 +207,7 @@ class Cluster::Node {
   // Past half its bounds: a turn given to another node would likely be dropped on the way, so each node
   // keeps its groups' turns meanwhile.
   bool relay_backed_up() const {
-    return outbox_entries_.load(std::memory_order_relaxed) > kMaxOutboxEntries / 2 ||
+    return outbox_.entries() > kMaxOutboxEntries / 2 ||
            unanswered_seen_.load(std::memory_order_relaxed) > kMaxUnansweredCommands / 2;
   }
 
@@ -360,13 +328,7 @@ class Cluster::Node {
     interest_.lost();
     ping_outstanding_ = false;
     unanswered_ = 0;
-    {
-      std::lock_guard lock(out_mu_);
-      relay_dropped_.fetch_add(outbox_.size(), std::memory_order_relaxed);
-      outbox_.clear();
-      outbox_bytes_ = 0;
-      outbox_entries_.store(0, std::memory_order_relaxed);
-    }
+    relay_dropped_.fetch_add(outbox_.clear(), std::memory_order_relaxed);
     unanswered_seen_.store(0, std::memory_order_relaxed);
     // Startup must not wait out its whole budget when Redis is down: the node serves its own settings.
     mark_synced();
@@ -408,14 +370,7 @@ class Cluster::Node {
 
   // Each message to the nodes that want it (cluster/interest_sync.h), or to none.
   void drain() {
-    std::vector<Outgoing> batch;
-    {
-      std::lock_guard lock(out_mu_);
-      batch.swap(outbox_);
-      outbox_bytes_ = 0;
-      outbox_entries_.store(0, std::memory_order_relaxed);
-      drain_posted_ = false;
-    }
+    std::vector<Outgoing> batch = outbox_.take();
     std::vector<std::string> channels;
     for (auto& m : batch) {
       if (state_ != State::up || unanswered_ >= kMaxUnansweredCommands) {
@@ -559,15 +514,17 @@ class Cluster::Node {
     if (handlers_.bus_message) handlers_.bus_message(*m);
   }
 
-  // A produced message waiting for the cluster thread.
-  struct Outgoing {
-    std::string realm, producer, event;
-    bool broadcast = false;
-    std::string text;  // the §10 envelope, or a bus text
-    std::vector<broker::RemoteGroupPick> picks;
-    std::string channel;   // a bus text's: the node's channel
-    bool counted = false;  // a bus text: the first of its message (relayed_out counts messages)
-  };
+  // Into the outbox, all or none: false (counted as dropped) while Redis is away or past its bounds.
+  bool enqueue(std::vector<Outgoing> outs) {
+    if (outs.empty()) return true;
+    auto pushed = up_.load(std::memory_order_relaxed) ? outbox_.push(std::move(outs)) : RelayOutbox::Pushed::refused;
+    if (pushed == RelayOutbox::Pushed::refused) {
+      relay_dropped_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    if (pushed == RelayOutbox::Pushed::queued_wake) asio::post(io_, [this] { drain(); });
+    return true;
+  }
 
   // Each picked node's channel and the groups whose turn it got.
   std::map<std::string, std::vector<std::string>> group_turns(const std::vector<broker::RemoteGroupPick>& picks) {
@@ -618,17 +575,14 @@ class Cluster::Node {
   NameClaims names_;
   // Any thread:
   std::atomic<bool> up_{false};
-  std::mutex out_mu_;
-  std::vector<Outgoing> outbox_;
-  size_t outbox_bytes_ = 0;
-  bool drain_posted_ = false;
+  RelayOutbox outbox_;
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   bool synced_once_ = false;
   std::atomic<uint64_t> relayed_out_{0}, relayed_in_{0}, relay_dropped_{0}, relay_refused_{0}, outages_{0},
       relay_unwanted_{0};
   std::atomic<size_t> notes_waiting_{0};
-  std::atomic<size_t> outbox_entries_{0}, unanswered_seen_{0};  // for remote_groups(), from any thread
+  std::atomic<size_t> unanswered_seen_{0};  // for relay_backed_up(), from any thread
 };
 
 Cluster::Cluster(ClusterConfig config, Handlers handlers, size_t max_relayed_bytes, broker::InterestLedger* ledger)
