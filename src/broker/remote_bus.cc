@@ -103,12 +103,18 @@ bool RemoteBus::any(std::string_view realm_name, std::string_view subject) const
 }
 
 const std::string* RemoteBus::inbox_node(std::string_view subject) const {
+  std::string_view token = inbox_token_of(subject);
+  if (token.empty()) return nullptr;
+  auto it = inbox_nodes_.find(std::string(token));
+  return it == inbox_nodes_.end() ? nullptr : &it->second;
+}
+
+std::string_view inbox_token_of(std::string_view subject) {
   constexpr std::string_view kInbox = "_INBOX.";
   constexpr size_t kToken = 16;
   if (!subject.starts_with(kInbox) || subject.size() <= kInbox.size() + kToken || subject[kInbox.size() + kToken] != '.')
-    return nullptr;
-  auto it = inbox_nodes_.find(std::string(subject.substr(kInbox.size(), kToken)));
-  return it == inbox_nodes_.end() ? nullptr : &it->second;
+    return {};
+  return subject.substr(kInbox.size(), kToken);
 }
 
 std::string inbox_token(std::string_view node_id) {

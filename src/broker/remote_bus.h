@@ -76,8 +76,10 @@ class RemoteBus {
 };
 
 // A node's inbox token: 16 hex digits of a hash of its id, the same on every node. A request's inbox on
-// a node of a cluster is `_INBOX.<token>.<random>`.
+// a node of a cluster is `_INBOX.<token>.<random>`; inbox_token_of gives the token of such a subject
+// (empty for any other).
 std::string inbox_token(std::string_view node_id);
+std::string_view inbox_token_of(std::string_view subject);
 
 // A remote queue group's turn (RemoteBus::Queue), given to `node`: the message goes there naming the
 // group, and that node hands it to one of its members.

@@ -79,6 +79,7 @@ size_t Sublist::route(std::string_view subject, std::vector<Copy>& out, const Bu
   index_.match(subject, matched);
   std::vector<Id> finished;
   size_t copies = 0;
+  named_keys_for_ = nullptr;  // (the previous message's list may have had this one's address)
   for (Id id : matched) {
     auto sit = subs_.find(id);
     if (sit != subs_.end()) {
@@ -92,10 +93,11 @@ size_t Sublist::route(std::string_view subject, std::vector<Copy>& out, const Bu
     Group& g = git->second;
     copies += take_turn(g, subs_.at(g.members.front()), out, finished, scope);
   }
+  // The other nodes' groups with no member here — before the finished subscriptions leave: a group
+  // whose last member here took this message (its `max` reached) must not be given a turn elsewhere too.
+  if (scope.remote && scope.picks) take_remote_turns(subject, scope);
   for (Id id : finished) remove(id);
   scratch_ = std::move(matched);
-  named_keys_for_ = nullptr;  // (the next message's list may reuse this one's address)
-  if (scope.remote && scope.picks) take_remote_turns(subject, scope);
   return copies;
 }
 
@@ -120,7 +122,7 @@ bool Sublist::take_turn(Group& g, const Sub& first, std::vector<Copy>& out, std:
   if (scope.named) {
     // Relayed: the publishing node gave this node the turns of the groups it named, and no others.
     if (!named_here(scope, first)) return false;
-  } else if (scope.remote && scope.picks) {
+  } else if (scope.remote && scope.picks && !scope.keep_turns) {
     if (const RemoteBus::Queue* remote = scope.remote->queue(scope.realm, first.pattern, first.queue)) {
       // This node's members count as one place among the nodes that have some.
       uint64_t slot = g.turn++ % (remote->nodes.size() + 1);
@@ -139,16 +141,14 @@ void Sublist::take_remote_turns(std::string_view subject, const BusScope& scope)
   thread_local std::vector<const RemoteBus::Queue*> remote;
   remote.clear();
   scope.remote->queues(scope.realm, subject, remote);
-  if (remote.empty()) return;
-  // One turn a message, offset per group: each group goes round its own nodes (one shared counter
-  // stepped per group would give a group the same node every time when groups and nodes line up).
-  const uint64_t turn = remote_turn_++;
   for (const RemoteBus::Queue* q : remote) {
     if (q->nodes.empty()) continue;
     std::string key = group_key(q->pattern, q->queue);
     if (groups_by_key_.count(key)) continue;  // has members here: its turn was taken above
-    const uint64_t offset = std::hash<std::string>{}(key);
-    scope.picks->push_back(QueuePick{q->nodes[(turn + offset) % q->nodes.size()], q->pattern, q->queue});
+    if (remote_turns_.size() >= kMaxRemoteTurns && !remote_turns_.count(key)) remote_turns_.clear();
+    auto [turn, fresh] = remote_turns_.try_emplace(key, 0);
+    if (fresh) turn->second = std::hash<std::string>{}(key);  // groups start apart
+    scope.picks->push_back(QueuePick{q->nodes[turn->second++ % q->nodes.size()], q->pattern, q->queue});
   }
 }
 
@@ -160,10 +160,6 @@ bool Sublist::has_interest(std::string_view subject) const {
   scratch_ = std::move(matched);
   return any;
 }
-
-}  // namespace siomq::broker
-
-namespace siomq::broker {
 
 void Sublist::count_interest(const Sub& sub, int delta) {
   if (!track_interest_ || !sub.shared) return;

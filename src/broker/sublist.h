@@ -40,6 +40,9 @@ struct BusScope {
   // With `named`: the plain subscriptions are left out (the turns of a relay that could not leave,
   // given back to this node's members).
   bool groups_only = false;
+  // With `remote`: a group with members here keeps its turns here (the relay is backed up); one with
+  // none here still takes turns over the other nodes (there is nobody here to give them to).
+  bool keep_turns = false;
 };
 
 class Sublist {
@@ -108,7 +111,10 @@ class Sublist {
   std::unordered_map<std::string, Id> groups_by_key_;  // group_key(pattern, queue) -> group id
   Id next_id_ = 1;
   mutable std::vector<Id> scratch_;
-  uint64_t remote_turn_ = 0;  // round-robin over the nodes of a group with no member here
+  // Round-robin over the nodes of each group with no member here, by group key; forgotten whole past
+  // kMaxRemoteTurns groups (a turn then starts again at a node picked by the key's hash).
+  std::unordered_map<std::string, uint64_t> remote_turns_;
+  static constexpr size_t kMaxRemoteTurns = 4096;
   // named_here's set of the named groups' keys, for the list it was made from (one message's).
   std::unordered_set<std::string> named_keys_;
   const void* named_keys_for_ = nullptr;

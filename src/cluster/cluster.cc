@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "auth/hmac.h"
@@ -202,6 +203,22 @@ class Cluster::Node {
       if (unanswered_ >= kMaxUnansweredCommands) return void(relay_dropped_.fetch_add(1, std::memory_order_relaxed));
       command({"PUBLISH", channel, std::move(text)}, [](Result<Value>) {});
     });
+  }
+
+  // The nodes that relayed requests here, by inbox token (Link::inbox_sender): at most kMaxSenders, a
+  // node's id once (the ids of a cluster are few; a peer making up ids fills it, and then only the
+  // directory answers, as it does once a node has been read).
+  static constexpr size_t kMaxSenders = 1024;
+  void note_sender(const std::string& node) {
+    std::string token = broker::inbox_token(node);
+    std::lock_guard lock(senders_mu_);
+    if (senders_.size() < kMaxSenders) senders_.emplace(std::move(token), node);
+  }
+  std::optional<std::string> inbox_sender(std::string_view token) const {
+    std::lock_guard lock(senders_mu_);
+    auto it = senders_.find(std::string(token));
+    if (it == senders_.end()) return std::nullopt;
+    return it->second;
   }
 
   // Past half its bounds: a turn given to another node would likely be dropped on the way, so each node
@@ -511,6 +528,7 @@ class Cluster::Node {
     }
     if (m->node_id == config_.node_id) return;
     relayed_in_.fetch_add(1, std::memory_order_relaxed);
+    if (!m->message.reply.empty()) note_sender(m->node_id);
     if (handlers_.bus_message) handlers_.bus_message(*m);
   }
 
@@ -576,6 +594,8 @@ class Cluster::Node {
   // Any thread:
   std::atomic<bool> up_{false};
   RelayOutbox outbox_;
+  mutable std::mutex senders_mu_;
+  std::unordered_map<std::string, std::string> senders_;  // inbox token -> node id, under senders_mu_
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   bool synced_once_ = false;
@@ -599,6 +619,7 @@ bool Cluster::relay(RelayedMessage m) { return node_->relay(std::move(m)); }
 bool Cluster::relay_bus(std::vector<std::pair<std::string, std::string>> texts) { return node_->relay_bus(std::move(texts)); }
 std::shared_ptr<const broker::RemoteBus> Cluster::remote_bus() const { return node_->remote_bus(); }
 bool Cluster::relay_backed_up() const { return node_->relay_backed_up(); }
+std::optional<std::string> Cluster::inbox_sender(std::string_view token) const { return node_->inbox_sender(token); }
 std::shared_ptr<const broker::RemoteGroups> Cluster::remote_groups() const { return node_->remote_groups(); }
 void Cluster::publish_settings(std::string document) { node_->publish_settings(std::move(document)); }
 void Cluster::claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) {

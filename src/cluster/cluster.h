@@ -88,6 +88,7 @@ class Cluster final : public Link {
   bool relay_bus(std::vector<std::pair<std::string, std::string>> texts) override;
   std::shared_ptr<const broker::RemoteBus> remote_bus() const override;
   bool relay_backed_up() const override;
+  std::optional<std::string> inbox_sender(std::string_view token) const override;
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
   void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) override;
   void release_name(const std::string& realm, const std::string& name) override;

@@ -55,6 +55,9 @@ class Link {
   // The other nodes' bus subscriptions and queue groups (broker/remote_bus.h); null while there are none
   // or Redis is away.
   virtual std::shared_ptr<const broker::RemoteBus> remote_bus() const = 0;
+  // The node whose inbox token is `token` among the nodes that relayed a request here (broker::inbox_token):
+  // a reply to a node this one has not read yet (it just joined) still finds it. nullopt: none.
+  virtual std::optional<std::string> inbox_sender(std::string_view token) const = 0;
   // Whether the relay is backed up (its outbox or the commands waiting for Redis past half their bounds):
   // a queue group's turn given to another node now would likely be dropped on the way.
   virtual bool relay_backed_up() const = 0;

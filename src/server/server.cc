@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <atomic>
 #include <thread>
 
 #include "broker/broker.h"
@@ -348,21 +349,29 @@ void Server::on_tick(const boost::system::error_code& ec) {
 // Graceful shutdown: stop accepting, close every session (queued frames are flushed first), give the
 // writes a moment, then stop the workers. A watchdog guarantees the exit within 5 s.
 void Server::stop() {
+  // The step under way, for the watchdog's line: a shutdown that hangs says where.
+  static std::atomic<const char*> step{"listeners"};
   std::thread([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(4500));
-    spdlog::warn("shutdown took too long; exiting");
+    spdlog::warn("shutdown took too long (stuck at: {}); exiting", step.load());
     std::_Exit(0);
   }).detach();
   listener_->stop();
   if (tls_listener_) tls_listener_->stop();
+  step = "cluster";
   if (cluster_) cluster_->stop();  // no more relayed deliveries into sessions that are closing
+  step = "sessions";
   engine_->close_all("server shutting down");
   for (int i = 0; i < 20 && engine_->session_count() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  step = "workers";
   pool_->stop();
   // Whatever was submitted to the store is written before the process ends.
+  step = "durable queues";
   queues_->stop();
+  step = "streams";
   streams_->stop();
+  step = "store writer";
   writer_->stop();
   spdlog::info("stopped");
 }

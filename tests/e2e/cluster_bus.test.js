@@ -2,19 +2,21 @@
 // `>` reaches subscribers on every node (in order, data, header and reply intact); a queue group gets each
 // message once in the whole cluster, spread over its members wherever they are; request/reply works with
 // the responder on another node, and "no responders" is answered only when nobody anywhere subscribes; a
-// stream binding a subject on one node stores what is published on another.
+// stream binding a subject on one node stores what is published on another; faults: redis away and back, a
+// node killed.
 // Needs SIOMQ_TEST_REDIS_URL (the test script starts one) and redis-server on the PATH.
 'use strict';
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { connectV4, waitFor } = require('./lib/clients');
+const { connectV4, waitFor, TIME_SCALE } = require('./lib/clients');
 const { redis } = require('./lib/redis');
-const { ok, fails, inbox } = require('./lib/bus');
-const { clusterPrefix, startNode, delay, CROSS_MS } = require('./lib/cluster');
+const { call, ok, fails, inbox } = require('./lib/bus');
+const { clusterPrefix, startNode, privateRedis, delay, CROSS_MS } = require('./lib/cluster');
 
 const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
 const skip = !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set';
+const LEASE_MS = 2000;
 
 async function open(t, node, nsp = '') {
   const s = await connectV4(`${node.url}${nsp}`, { transports: ['websocket'] });
@@ -29,14 +31,14 @@ async function shared(prefix, from, text) {
     const [fields] = await redis(REDIS_URL, ['HKEYS', `${prefix}:node:${from}:interest`]);
     return (fields || []).some((f) => f.includes(text));
   }, CROSS_MS, `${text} in node ${from}'s interest`);
-  await delay(200);
+  await delay(200 * TIME_SCALE);
 }
 async function unshared(prefix, from, text) {
   await waitFor(async () => {
     const [fields] = await redis(REDIS_URL, ['HKEYS', `${prefix}:node:${from}:interest`]);
     return !(fields || []).some((f) => f.includes(text));
   }, CROSS_MS, `${text} gone from node ${from}'s interest`);
-  await delay(200);
+  await delay(200 * TIME_SCALE);
 }
 
 async function threeNodes(t) {
@@ -110,10 +112,9 @@ test('queue groups across nodes: each message once in the whole cluster, spread;
     assert.ok(got[2].length > 0 && got[3].length > 0, 'node C spreads its turns over its members');
 
     // No member on the publishing node: every turn goes to the others, still once each.
-    await ok(mA, 'unsub', { sid: '1' }).catch(() => {});
     mA.close();
     for (const l of got) l.length = 0;
-    await delay(200);
+    await unshared(prefix, 'node-a', '"q7:workerswork.*"');  // node A has dropped its member
     for (let i = 0; i < 60; i++) pub.emit('pub', { subject: 'work.item', data: String(i) });
     await waitFor(() => got[1].length + got[2].length + got[3].length === 60, CROSS_MS, 'the 60 items on B and C');
     await delay(300);
@@ -201,4 +202,67 @@ test('a stream on one node stores what is published to its subjects on another, 
     await delay(200);
     assert.equal((await ok(ctl, 'stream.info', { name: 'ORDERS' })).state.messages, 7, 'not stored twice');
     for (const n of nodes) await n.stop();
+  });
+
+test('faults: while redis is away each node serves its own bus clients and a request only others could answer is 503 at once; after, the bus crosses again',
+  async (t) => {
+    const r = await privateRedis(t);
+    const prefix = 'siomq-e2e-bus-outage';
+    const a = await startNode(t, { url: r.url, prefix, nodeId: 'node-a' });
+    const b = await startNode(t, { url: r.url, prefix, nodeId: 'node-b' });
+    const [pub, localSub, requester] = await Promise.all([a, a, a].map((n) => open(t, n)));
+    const [remoteSub, responder] = await Promise.all([b, b].map((n) => open(t, n)));
+    const [local, remote] = [inbox(localSub), inbox(remoteSub)];
+    await ok(localSub, 'sub', { subject: 'tick' });
+    await ok(remoteSub, 'sub', { subject: 'tick' });
+    responder.on('msg', (m) => { if (m.reply) responder.emit('pub', { subject: m.reply, data: 'pong' }); });
+    await ok(responder, 'sub', { subject: 'svc' });
+    await waitFor(async () => {
+      await ok(pub, 'pub', { subject: 'tick', data: 'warm-up' });
+      await delay(50);
+      return remote.length > 0;
+    }, CROSS_MS, 'a tick crossing');
+    assert.equal((await ok(requester, 'request', { subject: 'svc', data: 'x', timeout_ms: 5000 })).msg.data.toString(), 'pong');
+    await r.kill();
+    await a.waitForLog(/cluster: redis at \S+ lost/, 10000 * TIME_SCALE);
+    local.length = 0;
+    await ok(pub, 'pub', { subject: 'tick', data: 'during' });
+    await waitFor(() => local.length === 1, CROSS_MS, 'local delivery during the outage');
+    const t0 = Date.now();
+    await fails(requester, 'request', { subject: 'svc', data: 'x', timeout_ms: 5000 }, 503, /no responders/);
+    assert.ok(Date.now() - t0 < 2000, 'the other nodes cannot be reached: no responders at once');
+    await r.start();
+    await a.waitForLog(/cluster: redis at \S+ is back/, 10000 * TIME_SCALE);
+    await b.waitForLog(/cluster: redis at \S+ is back/, 10000 * TIME_SCALE);
+    // The restarted redis lost every node's interest: each writes its own again, and the bus crosses.
+    remote.length = 0;
+    await waitFor(async () => {
+      await ok(pub, 'pub', { subject: 'tick', data: 'after' });
+      await delay(100);
+      return remote.some((m) => m.data.toString() === 'after');
+    }, CROSS_MS, 'the bus across nodes after redis came back');
+    assert.equal((await ok(requester, 'request', { subject: 'svc', data: 'x', timeout_ms: 5000 })).msg.data.toString(), 'pong');
+    await a.stop();
+    await b.stop();
+  });
+
+test('faults: a node killed with kill -9 stops being given requests once its lease ends: no responders again',
+  { skip }, async (t) => {
+    const prefix = clusterPrefix(t, REDIS_URL);
+    const settings = { cluster: { node_lease_ms: LEASE_MS } };
+    const a = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-a', settings });
+    const b = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-b', settings });
+    const requester = await open(t, a);
+    const responder = await open(t, b);
+    responder.on('msg', (m) => { if (m.reply) responder.emit('pub', { subject: m.reply, data: 'pong' }); });
+    await ok(responder, 'sub', { subject: 'svc', queue: 'q' });
+    await shared(prefix, 'node-b', '"q1:qsvc"');
+    assert.equal((await ok(requester, 'request', { subject: 'svc', data: 'x', timeout_ms: 5000 })).msg.data.toString(), 'pong');
+    await b.crash();
+    // Within a lease and a heartbeat, with room for a slow sanitizer build: then no responders, at once.
+    await waitFor(async () => {
+      const r = await call(requester, 'request', { subject: 'svc', data: 'x', timeout_ms: 300 });
+      return !r.ok && r.error.code === 503;
+    }, 3 * LEASE_MS * TIME_SCALE + 5000, 'the dead node\'s responders forgotten');
+    await a.stop();
   });

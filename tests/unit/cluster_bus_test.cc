@@ -140,6 +140,9 @@ TEST(ClusterBus, InboxesNameTheirNodeForReplies) {
   EXPECT_FALSE(dir->inbox_node("_INBOX." + token)) << "a token needs the rest";
   EXPECT_FALSE(dir->inbox_node("_INBOX.abc"));
   EXPECT_FALSE(dir->inbox_node("svc." + token + ".x"));
+  EXPECT_EQ(inbox_token_of("_INBOX." + token + ".abc"), token);
+  EXPECT_EQ(inbox_token_of("_INBOX.abc"), "");
+  EXPECT_EQ(inbox_token_of("_INBOX." + token), "");
 }
 
 // Two nodes' sublists, A publishing: each message reaches exactly one member of the group, the turns
@@ -262,6 +265,78 @@ TEST(ClusterBus, ARelayNamingManyGroupsReachesThoseOnly) {
     deliver(copies, message("x", "m"));
   }
   for (int g = 0; g < 20; ++g) EXPECT_EQ(members[static_cast<size_t>(g)]->got.size(), g % 2 ? 0u : 3u) << g;
+}
+
+// A queue group whose last member here takes a message and finishes (its `max` reached) is not given a
+// turn on another node for the same message too.
+TEST(ClusterBus, AMemberFinishingHereDoesNotHandTheSameMessageElsewhere) {
+  RealmRegistry b;
+  b.track_interest();
+  b.bus().add("svc", "q", std::make_shared<Counter>(), "1");
+  auto dir = directory_of(b, "node-b");
+  Sublist a;
+  auto one_shot = std::make_shared<Counter>();
+  a.set_max(a.add("svc", "q", one_shot, "1"), 1);
+  std::vector<Sublist::Copy> copies;
+  std::vector<QueuePick> picks;
+  BusScope scope;
+  scope.remote = dir.get();
+  scope.realm = "r";
+  scope.picks = &picks;
+  a.route("svc", copies, scope);  // the group's first turn is this node's
+  EXPECT_EQ(copies.size(), 1u);
+  EXPECT_TRUE(picks.empty()) << "the same message would reach the group on node B too";
+  EXPECT_TRUE(a.empty());
+}
+
+// Groups with no member here, on subjects that alternate: each still goes round its own nodes.
+TEST(ClusterBus, RemoteOnlyGroupsOnAlternatingSubjectsEachSpread) {
+  cluster::InterestView view;
+  for (const char* node : {"node-b", "node-c"})
+    view.replace(node, 1, {cluster::interest_field({"r", "q1:qsvc.a"}), cluster::interest_field({"r", "q1:qsvc.b"})});
+  auto dir = view.take_bus();
+  Sublist a;
+  std::map<std::string, std::map<std::string, int>> turns;  // subject -> node -> turns
+  for (int i = 0; i < 100; ++i) {
+    const std::string subject = i % 2 ? "svc.a" : "svc.b";
+    std::vector<Sublist::Copy> copies;
+    std::vector<QueuePick> picks;
+    BusScope scope;
+    scope.remote = dir.get();
+    scope.realm = "r";
+    scope.picks = &picks;
+    a.route(subject, copies, scope);
+    ASSERT_EQ(picks.size(), 1u);
+    turns[subject][picks[0].node]++;
+  }
+  for (const char* subject : {"svc.a", "svc.b"}) {
+    EXPECT_EQ(turns[subject]["node-b"], 25) << subject;
+    EXPECT_EQ(turns[subject]["node-c"], 25) << subject;
+  }
+}
+
+// While the relay is backed up a group with members here keeps its turns; one without still goes out.
+TEST(ClusterBus, BackedUpRelayKeepsTurnsHomeButStillServesGroupsWithNobodyHere) {
+  cluster::InterestView view;
+  view.replace("node-b", 1, {cluster::interest_field({"r", "q1:hx"}), cluster::interest_field({"r", "q1:rx"})});
+  auto dir = view.take_bus();
+  Sublist a;
+  auto here = std::make_shared<Counter>();
+  a.add("x", "h", here, "1");
+  for (int i = 0; i < 10; ++i) {
+    std::vector<Sublist::Copy> copies;
+    std::vector<QueuePick> picks;
+    BusScope scope;
+    scope.remote = dir.get();
+    scope.realm = "r";
+    scope.picks = &picks;
+    scope.keep_turns = true;
+    a.route("x", copies, scope);
+    deliver(copies, message("x", "m"));
+    ASSERT_EQ(picks.size(), 1u);
+    EXPECT_EQ(picks[0].queue, "r");
+  }
+  EXPECT_EQ(here->got.size(), 10u);
 }
 
 }  // namespace

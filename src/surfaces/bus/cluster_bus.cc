@@ -28,10 +28,11 @@ std::shared_ptr<const broker::RemoteBus> remote_bus(BusContext& ctx) {
 broker::BusScope publish_scope(BusContext& ctx, const std::string& realm, const broker::RemoteBus* remote,
                                std::vector<broker::QueuePick>& picks) {
   broker::BusScope scope;
-  if (!remote || ctx.tyo->cluster->relay_backed_up()) return scope;
+  if (!remote) return scope;
   scope.remote = remote;
   scope.realm = realm;
   scope.picks = &picks;
+  scope.keep_turns = ctx.tyo->cluster->relay_backed_up();
   return scope;
 }
 
@@ -57,14 +58,20 @@ Relayed relay_published(BusContext& ctx, const std::string& realm, const broker:
   wanting.clear();
   remote->plain_targets(realm, message->subject, wanting);
   for (const auto& node : wanting) node_entry(node);
-  // A reply to a request of another node goes back there (its inbox names it).
-  if (const std::string* node = remote->inbox_node(message->subject)) node_entry(*node);
+  // A reply to a request of another node goes back there (its inbox names it) — one that relayed a
+  // request here even if this node has not read it yet (it has just joined).
+  if (const std::string* node = remote->inbox_node(message->subject)) {
+    node_entry(*node);
+  } else if (std::string_view token = broker::inbox_token_of(message->subject); !token.empty()) {
+    if (auto sender = link->inbox_sender(token)) node_entry(*sender);
+  }
   for (auto& p : picks) {
     QueueNames& names = node_entry(p.node);
     if (names.size() < cluster::kMaxRelayedQueues) names.emplace_back(p.pattern, p.queue);
     else out.unsent.push_back(std::move(p));
   }
   if (nodes.empty()) return out;
+  out.any = true;
   std::vector<std::pair<std::string, std::string>> texts;
   texts.reserve(nodes.size());
   for (const auto& [node, queues] : nodes)

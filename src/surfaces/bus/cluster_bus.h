@@ -26,7 +26,7 @@ namespace siomq::surfaces::bus {
 std::shared_ptr<const broker::RemoteBus> remote_bus(BusContext& ctx);
 
 // How a publish here routes: with the other nodes' queue groups in view (their turns appended to `picks`)
-// unless the relay is backed up, when each node keeps its groups' turns.
+// (while the relay is backed up, a group with members here keeps its turns here).
 broker::BusScope publish_scope(BusContext& ctx, const std::string& realm, const broker::RemoteBus* remote,
                                std::vector<broker::QueuePick>& picks);
 
@@ -36,10 +36,11 @@ std::string new_inbox(BusContext& ctx);
 
 // Sends `message` to the other nodes that want it (`remote`: the directory it was routed with; `picks`:
 // the group turns given to other nodes) and to the node whose inbox its subject is. `sent`: false when
-// the relay could not take it; `unsent`: the picks that did not leave, whose turns the caller gives back
-// to this node's members (give_back_turns).
+// the relay could not take it; `any`: some node was to get it; `unsent`: the picks that did not leave,
+// whose turns the caller gives back to this node's members (give_back_turns).
 struct Relayed {
   bool sent = true;
+  bool any = false;
   std::vector<broker::QueuePick> unsent;
 };
 Relayed relay_published(BusContext& ctx, const std::string& realm, const broker::BusMessagePtr& message,

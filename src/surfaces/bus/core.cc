@@ -232,8 +232,9 @@ void on_request(BusContext& ctx, net::Socket& socket, const net::Message& msg) {
   if (elsewhere) {
     Relayed relayed = relay_published(ctx, *realm, message, remote.get(), std::move(picks));
     size_t back = give_back_turns(ctx, *realm, message, relayed.unsent);
-    if (!relayed.sent && back == 0 && targets.empty() && !waiter->answered.exchange(true)) {
-      // Only other nodes could answer, and the relay cannot reach them now.
+    if ((!relayed.sent || !relayed.any) && back == 0 && targets.empty() && !waiter->answered.exchange(true)) {
+      // Only other nodes could answer, and the relay cannot reach them now (or the directory changed
+      // under the request: nobody matched after all).
       ctx.tyo->broker.if_realm(*realm, [&](broker::RealmRegistry& r) { r.bus().remove(waiter->inbox); });
       return answer.error(503, "no responders");
     }
