@@ -3,7 +3,7 @@
 // message once in the whole cluster, spread over its members wherever they are; request/reply works with
 // the responder on another node, and "no responders" is answered only when nobody anywhere subscribes; a
 // stream binding a subject on one node stores what is published on another; faults: redis away and back, a
-// node killed.
+// node killed (with our C++ client moving to another node under load).
 // Needs SIOMQ_TEST_REDIS_URL (the test script starts one) and redis-server on the PATH.
 'use strict';
 
@@ -13,6 +13,7 @@ const { connectV4, waitFor, TIME_SCALE } = require('./lib/clients');
 const { redis } = require('./lib/redis');
 const { call, ok, fails, inbox } = require('./lib/bus');
 const { clusterPrefix, startNode, privateRedis, delay, CROSS_MS } = require('./lib/cluster');
+const { makeCli } = require('./lib/cli');
 
 const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
 const skip = !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set';
@@ -265,4 +266,40 @@ test('faults: a node killed with kill -9 stops being given requests once its lea
       return !r.ok && r.error.code === 503;
     }, 3 * LEASE_MS * TIME_SCALE + 5000, 'the dead node\'s responders forgotten');
     await a.stop();
+  });
+
+test('faults: kill -9 under load — our C++ client (siomq reply, two URLs) moves to the other node and answers again',
+  { skip }, async (t) => {
+    const prefix = clusterPrefix(t, REDIS_URL);
+    const settings = { cluster: { node_lease_ms: LEASE_MS } };
+    const a = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-a', settings });
+    const b = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-b', settings });
+    const c = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-c', settings });
+    const cli = makeCli(t, { url: null });
+    // The responder: the C++ client on B, with C as its other URL.
+    await cli.start(['reply', 'svc.k', 'pong', '--queue', 'k', '-s', `${b.url},${c.url}`]);
+    await shared(prefix, 'node-b', '"q1:ksvc.k"');
+    const requester = await open(t, a);
+    let answered = 0;
+    let failed = 0;
+    let running = true;
+    const load = (async () => {
+      while (running) {
+        const r = await call(requester, 'request', { subject: 'svc.k', data: 'x', timeout_ms: 300 * TIME_SCALE });
+        if (r.ok && r.msg.data.toString() === 'pong') answered++;
+        else failed++;
+      }
+    })();
+    await waitFor(() => answered >= 20, CROSS_MS, 'answers from the C++ responder on B');
+    await b.crash();
+    const atCrash = answered;
+    // Its client reconnects to C and subscribes there; A sends C the requests (B's turn ends with its
+    // lease at the latest).
+    await shared(prefix, 'node-c', '"q1:ksvc.k"');
+    await waitFor(() => answered >= atCrash + 20, 3 * LEASE_MS * TIME_SCALE + CROSS_MS, 'answers again, from node C');
+    running = false;
+    await load;
+    assert.ok(failed < answered, `answered ${answered}, failed ${failed} (while B was dying)`);
+    await a.stop();
+    await c.stop();
   });
