@@ -155,8 +155,9 @@ run_step fuzz ctest ctest --test-dir build-asan --output-on-failure -L fuzz -j2
 # come from any thread (the server and the client tests are built, not the CLI nor the unit tests).
 run_step build-tsan one bash -c "$(declare -f configure); configure build-tsan $(printf '%q ' "${sanitizer_flags[@]}") \
   -DSIOMQ_SANITIZE=thread && cmake --build build-tsan --target siomq-server siomq_client_tests"
-run_step e2e-tsan node env SIOMQ_SERVER="$root/build-tsan/src/siomq-server" SIOMQ_SANITIZED=1 \
-  bash tests/e2e/run.sh --concurrency
+# (The CLI a test drives — cluster_bus.test.js's C++ client — is the release build's: the server is under test.)
+run_step e2e-tsan node env SIOMQ_SERVER="$root/build-tsan/src/siomq-server" SIOMQ_CLI="$root/build-test/src/siomq" \
+  SIOMQ_SANITIZED=1 bash tests/e2e/run.sh --concurrency
 run_step client-tsan gtest build-tsan/tests/siomq_client_tests
 
 echo
