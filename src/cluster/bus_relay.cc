@@ -15,16 +15,9 @@ constexpr size_t kMaxBusQueueBytes = 256;
 
 Error bus_bad(const std::string& why) { return Error{400, "relayed bus message: " + why}; }
 
-std::string_view bus_member(const std::vector<json_spans::Member>& members, std::string_view name) {
-  for (auto it = members.rbegin(); it != members.rend(); ++it) {
-    if (it->key == name) return it->value;
-  }
-  return {};
-}
-
 // A string member; "" when absent; an error for any other type.
 Result<std::string> bus_text(const std::vector<json_spans::Member>& members, std::string_view name) {
-  std::string_view v = bus_member(members, name);
+  std::string_view v = json_spans::last_member(members, name);
   if (v.empty()) return std::string();
   if (v.front() != '"') return bus_bad(std::string(name) + " must be a string");
   auto s = json_spans::unescape(v);
@@ -108,7 +101,7 @@ Result<BusRelayed> decode_bus_relay(std::string_view text, size_t max_bytes) {
   if (!node) return node.error();
   if (node->empty()) return bus_bad("node_id is required");
   r.node_id = std::move(*node);
-  std::string_view body = bus_member(*envelope, "bus");
+  std::string_view body = json_spans::last_member(*envelope, "bus");
   if (body.empty() || body.front() != '{') return bus_bad("bus must be an object");
   auto fields = json_spans::object_members(body);
   if (!fields) return bus_bad("bus is not an object");
@@ -126,17 +119,17 @@ Result<BusRelayed> decode_bus_relay(std::string_view text, size_t max_bytes) {
     if (const char* why = siomq::bus::subject_error(*reply)) return bus_bad(std::string("reply: ") + why);
   }
   r.message.reply = std::move(*reply);
-  if (std::string_view header = bus_member(*fields, "header"); !header.empty()) {
+  if (std::string_view header = json_spans::last_member(*fields, "header"); !header.empty()) {
     if (auto ok = check_bus_header(header); !ok) return ok.error();
     r.message.header = std::string(header);
   }
-  std::string_view data = bus_member(*fields, "data");
+  std::string_view data = json_spans::last_member(*fields, "data");
   // Base64 has no escapes: the string's text is between its quotes.
   if (data.size() < 2 || data.front() != '"') return bus_bad("data must be a base64 string");
   auto bytes = base64::decode(data.substr(1, data.size() - 2));
   if (!bytes) return bus_bad("data is not base64");
   r.message.data = std::move(*bytes);
-  if (std::string_view list = bus_member(*fields, "queues"); !list.empty()) {
+  if (std::string_view list = json_spans::last_member(*fields, "queues"); !list.empty()) {
     auto queues = read_bus_queues(list);
     if (!queues) return queues.error();
     r.queues = std::move(*queues);

@@ -17,17 +17,9 @@ void append_string_or_null(std::string& out, const std::optional<std::string>& s
   else out += "null";
 }
 
-// The last member named `name` (JSON.parse keeps the last of duplicates); empty when absent.
-std::string_view member(const std::vector<json_spans::Member>& members, std::string_view name) {
-  for (auto it = members.rbegin(); it != members.rend(); ++it) {
-    if (it->key == name) return it->value;
-  }
-  return {};
-}
-
 // A string member; nullopt when absent or null; an error for any other type.
 Result<std::optional<std::string>> optional_text(const std::vector<json_spans::Member>& members, std::string_view name) {
-  std::string_view v = member(members, name);
+  std::string_view v = json_spans::last_member(members, name);
   if (v.empty() || v == "null") return std::optional<std::string>{};
   if (v.front() != '"') return bad(std::string(name) + " must be a string");
   auto s = json_spans::unescape(v);
@@ -97,7 +89,7 @@ Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
   if (!node) return node.error();
   if (!*node || (*node)->empty()) return bad("node_id is required");
   m.node_id = std::move(**node);
-  std::string_view payload = member(*envelope, "payload");
+  std::string_view payload = json_spans::last_member(*envelope, "payload");
   if (payload.empty() || payload.front() != '{') return bad("payload must be an object");
   auto fields = json_spans::object_members(payload);
   if (!fields) return bad("payload is not an object");
@@ -110,20 +102,20 @@ Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
   if (!event) return event.error();
   if (!*event || (*event)->empty()) return bad("event must be a non-empty string");
   m.event = std::move(**event);
-  m.message = std::string(member(*fields, "message"));
+  m.message = std::string(json_spans::last_member(*fields, "message"));
   auto producer = optional_text(*fields, "producer");
   if (!producer) return producer.error();
   m.producer = std::move(*producer);
-  if (std::string_view ttl = member(*fields, "ttl"); !ttl.empty() && ttl != "null") m.ttl = std::string(ttl);
-  m.guaranteed = json_spans::truthy(member(*fields, "guaranteed"));
+  if (std::string_view ttl = json_spans::last_member(*fields, "ttl"); !ttl.empty() && ttl != "null") m.ttl = std::string(ttl);
+  m.guaranteed = json_spans::truthy(json_spans::last_member(*fields, "guaranteed"));
   for (auto [name, out] : {std::pair{"enc", &m.enc}, std::pair{"to", &m.to}}) {
-    std::string_view v = member(*fields, name);
+    std::string_view v = json_spans::last_member(*fields, name);
     if (!v.empty() && v != "null") *out = std::string(v);
   }
   auto content_type = optional_text(*fields, "contentType");
   if (!content_type) return content_type.error();
   m.content_type = std::move(*content_type);
-  m.broadcast = member(*fields, "method") == "\"broadcast\"";
+  m.broadcast = json_spans::last_member(*fields, "method") == "\"broadcast\"";
   auto scope = optional_text(*fields, "broadcast");
   if (!scope) return scope.error();
   m.broadcast_scope = std::move(*scope);
@@ -131,7 +123,7 @@ Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
   if (!group) return group.error();
   m.group = std::move(*group);
   if (m.broadcast && !m.producer) return bad("a broadcast needs its producer");
-  if (std::string_view list = member(*fields, "groups"); !list.empty() && list != "null") {
+  if (std::string_view list = json_spans::last_member(*fields, "groups"); !list.empty() && list != "null") {
     auto items = json_spans::array_elements(list);
     if (!items) return bad("groups must be an array");
     if (items->size() > kMaxRelayedGroups) return bad("too many groups");
@@ -142,7 +134,7 @@ Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
       m.groups.push_back(std::move(*name));
     }
   }
-  if (std::string_view list = member(*fields, "attachments"); !list.empty() && list != "null") {
+  if (std::string_view list = json_spans::last_member(*fields, "attachments"); !list.empty() && list != "null") {
     auto items = json_spans::array_elements(list);
     if (!items) return bad("attachments must be an array");
     if (items->size() > sio::kMaxAttachments) return bad("more attachments than a client may send");

@@ -21,6 +21,13 @@ struct Member {
 Result<size_t> value_end(std::string_view s, size_t pos = 0);
 // The members of an object, in order (duplicates kept, as sent).
 Result<std::vector<Member>> object_members(std::string_view object);
+// The raw value of member `name` (the last duplicate wins, as JSON.parse reads it); empty when absent.
+inline std::string_view last_member(const std::vector<Member>& members, std::string_view name) {
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    if (it->key == name) return it->value;
+  }
+  return {};
+}
 // The elements of an array, in order.
 Result<std::vector<std::string_view>> array_elements(std::string_view array);
 // The text of a JSON string literal (quotes included), unescaped to UTF-8.

@@ -43,6 +43,15 @@ std::shared_ptr<const RemoteBus> directory_of(const RealmRegistry& r, const std:
   return view.take_bus();
 }
 
+// How a publish on the node holding `dir`'s view routes in realm "r": the other nodes' turns into `picks`.
+BusScope published(const RemoteBus& dir, std::vector<QueuePick>& picks) {
+  BusScope scope;
+  scope.remote = &dir;
+  scope.realm = "r";
+  scope.picks = &picks;
+  return scope;
+}
+
 TEST(ClusterBus, SubscriptionsAndStreamBindingsAreSharedAsTermsInboxesAreNot) {
   RealmRegistry r;
   r.track_interest();
@@ -162,10 +171,7 @@ TEST(ClusterBus, QueueGroupTurnsSpreadOverNodesOnceEach) {
     auto m = message("jobs.x", std::to_string(i));
     std::vector<Sublist::Copy> copies;
     std::vector<QueuePick> picks;
-    BusScope scope;
-    scope.remote = dir.get();
-    scope.realm = "r";
-    scope.picks = &picks;
+    BusScope scope = published(*dir, picks);
     a.bus().route(m->subject, copies, scope);
     deliver(copies, m);
     std::vector<std::string> nodes;
@@ -201,10 +207,7 @@ TEST(ClusterBus, GroupWithNoMemberHereGoesWhollyToOtherNodesAndTurnsComeBackWhen
   auto dir = directory_of(b, "node-b");
   std::vector<Sublist::Copy> copies;
   std::vector<QueuePick> picks;
-  BusScope scope;
-  scope.remote = dir.get();
-  scope.realm = "r";
-  scope.picks = &picks;
+  BusScope scope = published(*dir, picks);
   EXPECT_EQ(a.bus().route("svc.x", copies, scope), 0u);
   ASSERT_EQ(picks.size(), 1u);
   EXPECT_EQ(picks[0].node, "node-b");
@@ -233,10 +236,7 @@ TEST(ClusterBus, RemoteOnlyGroupsEachGoRoundTheirOwnNodes) {
   for (int i = 0; i < 100; ++i) {
     std::vector<Sublist::Copy> copies;
     std::vector<QueuePick> picks;
-    BusScope scope;
-    scope.remote = dir.get();
-    scope.realm = "r";
-    scope.picks = &picks;
+    BusScope scope = published(*dir, picks);
     a.route("x", copies, scope);
     ASSERT_EQ(picks.size(), 2u);
     for (const auto& p : picks) turns[p.queue][p.node]++;
@@ -279,10 +279,7 @@ TEST(ClusterBus, AMemberFinishingHereDoesNotHandTheSameMessageElsewhere) {
   a.set_max(a.add("svc", "q", one_shot, "1"), 1);
   std::vector<Sublist::Copy> copies;
   std::vector<QueuePick> picks;
-  BusScope scope;
-  scope.remote = dir.get();
-  scope.realm = "r";
-  scope.picks = &picks;
+  BusScope scope = published(*dir, picks);
   a.route("svc", copies, scope);  // the group's first turn is this node's
   EXPECT_EQ(copies.size(), 1u);
   EXPECT_TRUE(picks.empty()) << "the same message would reach the group on node B too";
@@ -301,10 +298,7 @@ TEST(ClusterBus, RemoteOnlyGroupsOnAlternatingSubjectsEachSpread) {
     const std::string subject = i % 2 ? "svc.a" : "svc.b";
     std::vector<Sublist::Copy> copies;
     std::vector<QueuePick> picks;
-    BusScope scope;
-    scope.remote = dir.get();
-    scope.realm = "r";
-    scope.picks = &picks;
+    BusScope scope = published(*dir, picks);
     a.route(subject, copies, scope);
     ASSERT_EQ(picks.size(), 1u);
     turns[subject][picks[0].node]++;
@@ -326,10 +320,7 @@ TEST(ClusterBus, BackedUpRelayKeepsTurnsHomeButStillServesGroupsWithNobodyHere) 
   for (int i = 0; i < 10; ++i) {
     std::vector<Sublist::Copy> copies;
     std::vector<QueuePick> picks;
-    BusScope scope;
-    scope.remote = dir.get();
-    scope.realm = "r";
-    scope.picks = &picks;
+    BusScope scope = published(*dir, picks);
     scope.keep_turns = true;
     a.route("x", copies, scope);
     deliver(copies, message("x", "m"));

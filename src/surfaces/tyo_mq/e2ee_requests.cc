@@ -10,17 +10,9 @@ namespace {
 
 Error bad(std::string message) { return make_error(std::move(message), 400); }
 
-// The raw value of member `name` (the last duplicate wins, as JavaScript reads it); empty when absent.
-std::string_view member(const std::vector<json_spans::Member>& members, std::string_view name) {
-  for (auto it = members.rbegin(); it != members.rend(); ++it) {
-    if (it->key == name) return it->value;
-  }
-  return {};
-}
-
 // A string member; nullopt when absent, null or empty (JavaScript's falsy: the default applies).
 Result<std::optional<std::string>> text(const std::vector<json_spans::Member>& members, std::string_view name) {
-  std::string_view v = member(members, name);
+  std::string_view v = json_spans::last_member(members, name);
   if (v.empty() || v == "null" || v == "\"\"") return std::optional<std::string>{};
   if (v.front() != '"') return bad(std::string(name) + " must be a string");
   auto s = json_spans::unescape(v);
