@@ -108,9 +108,11 @@ test('a consumer name is unique across nodes: a duplicate on another node gets E
     assert.ok(holder.connected);
     // A node whose lease ended while its connection stayed up (its names swept by another node, as after a
     // stall) claims them again at its next heartbeat.
-    await redis(REDIS_URL, ['ZREM', `${prefix}:nodes`, 'node-a']);
-    await redis(REDIS_URL, ['DEL', `${prefix}:node:node-a:interest`, `${prefix}:node:node-a:names`]);
-    await redis(REDIS_URL, ['HDEL', `${prefix}:consumers:default`, 'solo']);
+    // One transaction, as a sweeping node's script is: a heartbeat of node-a between separate commands could
+    // claim the name again before its HDEL, which then took it for good (seen once in CI under ASan).
+    await redis(REDIS_URL, ['MULTI'], ['ZREM', `${prefix}:nodes`, 'node-a'],
+      ['DEL', `${prefix}:node:node-a:interest`, `${prefix}:node:node-a:names`],
+      ['HDEL', `${prefix}:consumers:default`, 'solo'], ['EXEC']);
     await waitFor(async () => (await redis(REDIS_URL, ['HGET', `${prefix}:consumers:default`, 'solo']))[0] === 'node-a',
       CROSS_MS, 'the name claimed again');
     // Other names are unaffected.
