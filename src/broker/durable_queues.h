@@ -167,6 +167,26 @@ class DurableQueues {
   // makes the writer use it from then on (management's set_persistence). `done` on the writer thread; on
   // failure nothing moved.
   void move_store(store::Backend& next, std::function<void(const Status&)> done, MoveAlong along = {});
+  // Durable queues across nodes (docs/scale-out.md "Durable queues across nodes"; queue_moves.cc).
+  // A consumer's queues taken out of this node: their rows (by seq) and stored subscriptions.
+  struct Moved {
+    std::vector<store::Row> rows;
+    std::vector<store::SubscriptionRecord> subscriptions;
+  };
+  // Takes every queue of the consumer name `consumer` in `realm`, and its stored subscriptions, out of
+  // this node: from now on they are not delivered, timed or expired here. Their records stay in the store
+  // until forget(). `done` on the queues thread. Copies in flight there are delivered again where they go.
+  void release(std::string realm, std::string consumer, std::function<void(Moved)> done);
+  // Erases released records from the store (they are stored elsewhere now); a subscription stored here
+  // again since (the consumer came back) is kept.
+  void forget(Moved moved, std::function<void(const Status&)> done);
+  // Stores another node's rows, DLQ entries and subscriptions here as this node's own: new seqs, the same
+  // message ids (a row whose id is here already is skipped: it was adopted before). Expired rows are
+  // dropped. `done(status, subscriptions)` once written, with the subscriptions `read` could use, for
+  // their surface to restore; the queues whose consumer is online go out at once.
+  using Adopted = std::function<void(const Status&, std::vector<DurableSubscription>)>;
+  void adopt(store::Backend::Contents contents, ReadSubscription read, Adopted done);
+
   // The TTL of copies without one of their own, and of DLQ replays (§5.5), from now on.
   void set_default_ttl(std::optional<int64_t> ttl_ms);
 

@@ -243,6 +243,10 @@ struct DurableQueues::State {
   bool deliver_live(const StoredMessage& message, const QueueCopy& copy);
   void committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done);
 
+  // queue_moves.cc: durable queues across nodes.
+  Moved release(const std::string& realm, const std::string& consumer);
+  void adopt(store::Backend::Contents& contents, const ReadSubscription& read, const Adopted& done);
+
   // delivery_window.cc (with the window's functions above): where entries are out to, replay, a closed socket.
   EndpointPtr endpoint_of(const Queue& q);
   void link_socket(Entry& e, const EndpointPtr& to);

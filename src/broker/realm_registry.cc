@@ -268,6 +268,19 @@ void RealmRegistry::restore(const SubscribeSpec& spec) {
   upsert(subscription_key(spec.producer, spec.event), spec);
 }
 
+std::vector<SubscribeSpec> RealmRegistry::take_durable(const std::string& consumer) {
+  std::vector<std::string> keys;
+  for (const auto& [key, subs] : subscriptions_) {
+    auto it = subs.by_consumer.find(consumer);
+    if (it != subs.by_consumer.end() && subs.in_order.at(it->second).spec.durable) keys.push_back(key);
+  }
+  std::vector<SubscribeSpec> out;
+  for (const auto& key : keys) {
+    if (auto spec = unsubscribe(key, consumer)) out.push_back(std::move(*spec));
+  }
+  return out;
+}
+
 std::optional<SubscribeSpec> RealmRegistry::unsubscribe(const std::string& key, const std::string& consumer) {
   auto it = subscriptions_.find(key);
   if (it == subscriptions_.end()) return std::nullopt;

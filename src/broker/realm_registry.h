@@ -86,6 +86,9 @@ class RealmRegistry {
   void restore(const SubscribeSpec& spec);
   // UNSUBSCRIBE (§0 row 4): removes the subscription; returns what it was, nullopt if there was none.
   std::optional<SubscribeSpec> unsubscribe(const std::string& key, const std::string& consumer);
+  // A consumer's durable subscriptions, removed (its queues move to another node): what they were.
+  // O(keys of the realm): moves are rare.
+  std::vector<SubscribeSpec> take_durable(const std::string& consumer);
   // UNSUBSCRIBE by key alone: removes that key's subscriptions of every consumer bound to `endpoint`.
   std::vector<SubscribeSpec> unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint);
   // The connection of a consumer name, null when it is offline.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "auth/hmac.h"
+#include "cluster/durable_homes.h"
 #include "cluster/interest_sync.h"
 #include "cluster/name_claims.h"
 #include "cluster/relay_outbox.h"
@@ -78,12 +79,19 @@ class Cluster::Node {
         names_(config_, [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); },
                [this](const std::string& realm, const std::string& name) {
                  if (handlers_.name_lost) handlers_.name_lost(realm, name);
+               }),
+        homes_(config_, [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); },
+               [this](const std::string& section) {
+                 if (handlers_.adopt_section) handlers_.adopt_section(section);
                }) {
     messages_channel_ = config_.prefix + ":messages";
     settings_channel_ = config_.prefix + ":settings:changed";
     // A subscription made or dropped on a worker wakes this thread once per burst.
     if (ledger_) ledger_->set_wake([this] { asio::post(io_, [this] { interest_.wake(); }); });
-    interest_.on_heartbeat([this](bool lease_kept) { names_.heartbeat(lease_kept); });
+    interest_.on_heartbeat([this](bool lease_kept) {
+      names_.heartbeat(lease_kept);
+      if (config_.durable_homes) homes_.sweep();
+    });
   }
 
   bool start(std::chrono::milliseconds wait) {
@@ -169,6 +177,42 @@ class Cluster::Node {
 
   void release_name(const std::string& realm, const std::string& name) {
     asio::post(io_, [this, realm, name] { names_.release(realm, name, state_ == State::up); });
+  }
+
+  // Durable homes: nothing while Redis is away (a claim is made again by the consumer's next SUBSCRIBE; a
+  // section is swept again at the next heartbeat).
+  void claim_home(const std::string& realm, const std::string& consumer) {
+    if (!config_.durable_homes) return;
+    asio::post(io_, [this, realm, consumer] {
+      if (state_ == State::up) homes_.claim(realm, consumer);
+    });
+  }
+
+  void settle_home(const std::string& realm, const std::string& consumer,
+                   std::function<void(std::optional<std::string>)> done) {
+    asio::post(io_, [this, realm, consumer, done = std::move(done)]() mutable {
+      if (state_ != State::up) return done(std::nullopt);
+      homes_.settle(realm, consumer, std::move(done));
+    });
+  }
+
+  void offer_section(const std::string& section, const std::string& to, std::function<void(const Status&)> done) {
+    asio::post(io_, [this, section, to, done = std::move(done)]() mutable {
+      if (state_ != State::up) return done(unavailable());
+      homes_.offer(section, to, std::move(done));
+    });
+  }
+
+  void claim_section(const std::string& section) {
+    asio::post(io_, [this, section] {
+      if (state_ == State::up) homes_.claim_section(section);
+    });
+  }
+
+  void section_adopted(const std::string& section) {
+    asio::post(io_, [this, section] {
+      if (state_ == State::up) homes_.adopted(section);
+    });
   }
 
   void read_document(const std::string& name, Link::Read done) {
@@ -591,6 +635,7 @@ class Cluster::Node {
   std::string messages_channel_, settings_channel_;
   InterestSync interest_;
   NameClaims names_;
+  DurableHomes homes_;
   // Any thread:
   std::atomic<bool> up_{false};
   RelayOutbox outbox_;
@@ -629,6 +674,16 @@ void Cluster::claim_name(const std::string& realm, const std::string& name, std:
   node_->claim_name(realm, name, std::move(done));
 }
 void Cluster::release_name(const std::string& realm, const std::string& name) { node_->release_name(realm, name); }
+void Cluster::claim_home(const std::string& realm, const std::string& consumer) { node_->claim_home(realm, consumer); }
+void Cluster::settle_home(const std::string& realm, const std::string& consumer,
+                          std::function<void(std::optional<std::string>)> done) {
+  node_->settle_home(realm, consumer, std::move(done));
+}
+void Cluster::offer_section(const std::string& section, const std::string& to, std::function<void(const Status&)> done) {
+  node_->offer_section(section, to, std::move(done));
+}
+void Cluster::claim_section(const std::string& section) { node_->claim_section(section); }
+void Cluster::section_adopted(const std::string& section) { node_->section_adopted(section); }
 void Cluster::read_document(const std::string& name, Read done) { node_->read_document(name, std::move(done)); }
 void Cluster::change_document(const std::string& name, Change change, std::function<void(const Status&)> done) {
   node_->change_document(name, std::move(change), std::move(done));

@@ -62,6 +62,8 @@ class Cluster final : public Link {
     // A consumer name this node held was taken by another node while Redis was away (cluster/name_claims.h):
     // its holder here is to be dropped; on the cluster thread.
     std::function<void(const std::string& realm, const std::string& name)> name_lost;
+    // A store section claimed for this node to adopt (cluster/durable_homes.h), on the cluster thread.
+    std::function<void(const std::string& section)> adopt_section;
   };
   using Stats = LinkStats;
 
@@ -92,6 +94,13 @@ class Cluster final : public Link {
   void claim_nonce(const std::string& nonce, std::function<void(const Status&)> done) override;
   void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) override;
   void release_name(const std::string& realm, const std::string& name) override;
+  bool durable_homes() const override { return config_.durable_homes; }
+  void claim_home(const std::string& realm, const std::string& consumer) override;
+  void settle_home(const std::string& realm, const std::string& consumer,
+                   std::function<void(std::optional<std::string>)> done) override;
+  void offer_section(const std::string& section, const std::string& to, std::function<void(const Status&)> done) override;
+  void claim_section(const std::string& section) override;
+  void section_adopted(const std::string& section) override;
   void read_document(const std::string& name, Read done) override;
   void change_document(const std::string& name, Change change, std::function<void(const Status&)> done) override;
   void publish(const std::string& channel, std::string text) override;

@@ -17,6 +17,9 @@ struct ClusterConfig {
   // Also publish every relayed message on <prefix>:messages for reference (Node.js tyo-mq) nodes:
   // "auto" does so while a node without a siomq lease has been seen on that channel, "always", "never".
   std::string reference_relay = "auto";
+  // Not a setting: whether the node's durable store is sectioned in Redis (storage "redis"), so that
+  // durable queues move between nodes and a dead node's are adopted (cluster/durable_homes.h).
+  bool durable_homes = false;
 };
 
 }  // namespace siomq::cluster

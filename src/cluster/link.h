@@ -71,6 +71,21 @@ class Link {
   virtual void claim_name(const std::string& realm, const std::string& name, std::function<void(const Status&)> done) = 0;
   virtual void release_name(const std::string& realm, const std::string& name) = 0;
 
+  // Durable queues across nodes (cluster/durable_homes.h; no-ops unless the node's store is sectioned).
+  // Whether it is: then a relayed message is stored here for the durable consumers whose home this is.
+  virtual bool durable_homes() const = 0;
+  // The consumer subscribed durably here: its home is this node, its queues are moved here from a live node.
+  virtual void claim_home(const std::string& realm, const std::string& consumer) = 0;
+  // After an adoption: `done(node)` when another live node is the consumer's home, nullopt when this one is.
+  virtual void settle_home(const std::string& realm, const std::string& consumer,
+                           std::function<void(std::optional<std::string>)> done) = 0;
+  // The store section `section`, written for node `to`, is offered to it (anyone adopts it once `to` is gone).
+  virtual void offer_section(const std::string& section, const std::string& to, std::function<void(const Status&)> done) = 0;
+  // Claims `section` for adoption here; the adopt_section handler is called when it is this node's.
+  virtual void claim_section(const std::string& section) = 0;
+  // The section's rows are this node's now: it is dropped from the sections.
+  virtual void section_adopted(const std::string& section) = 0;
+
   // The documents the nodes share (tyo-mq §10: "authreqs", "e2eekeys"), JSON texts at <c>:<name>.
   // Reads one: nullopt when it does not exist; 503 when Redis cannot say.
   using Read = std::function<void(Result<std::optional<std::string>>)>;

@@ -41,6 +41,9 @@
 #include "surfaces/tyo_mq/realm_disposal.h"
 #include "surfaces/tyo_mq/registration.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
+#include "server/durable_moves.h"
+#include "cluster/durable_homes.h"
+#include "auth/hmac.h"
 
 namespace siomq::server {
 namespace {
@@ -98,7 +101,20 @@ Server::~Server() {
 void Server::open_store() {
   const StorageSettings& st = settings_.storage;
   if (!options_.data_dir_given && !st.data_dir.empty()) options_.data_dir = st.data_dir;
-  backend_ = open_backend(st.backend, options_.data_dir, st.redis_url, st.redis_prefix);
+  std::string prefix = st.redis_prefix;
+  // In a cluster on the redis store, each node keeps its durable rows in a section of its own, which
+  // another node adopts once it is gone (docs/scale-out.md "Durable queues across nodes").
+  cluster::ClusterConfig& cluster = settings_.cluster;
+  if (cluster.enabled && st.backend == "redis") {
+    if (cluster.node_id.empty()) cluster.node_id = auth::random_hex(8);
+    if (cluster::valid_section(cluster.node_id)) {
+      cluster.durable_homes = true;
+      prefix += ":" + cluster.node_id;
+    } else {
+      spdlog::warn("cluster: node_id has spaces or control characters: durable queues stay on this node");
+    }
+  }
+  backend_ = open_backend(st.backend, options_.data_dir, st.redis_url, prefix);
 }
 
 void Server::start_queues() {
@@ -183,11 +199,17 @@ void Server::join_cluster() {
   handlers.local_settings = [this] { return live_.document().dump(); };
   handlers.note_channels = {surfaces::kDecisionChannel, surfaces::kKeysChannel, cluster::kRealmRemovedChannel,
                             cluster::kPresenceChannel};
-  handlers.note = [ctx](const std::string& channel, const std::string& text) {
+  if (config.durable_homes) {
+    moves_ = std::make_unique<DurableMoves>(ctx, settings_.storage.redis_url, settings_.storage.redis_prefix);
+    handlers.note_channels.push_back(cluster::kDurableChannel);
+    handlers.adopt_section = [m = moves_.get()](const std::string& section) { m->adopt(section); };
+  }
+  handlers.note = [ctx, m = moves_.get()](const std::string& channel, const std::string& text) {
     if (channel == surfaces::kDecisionChannel) surfaces::on_decision_note(*ctx, text);
     if (channel == surfaces::kKeysChannel) surfaces::on_keys_note(*ctx, text);
     if (channel == cluster::kRealmRemovedChannel) surfaces::on_realm_removed_note(*ctx, text);
     if (channel == cluster::kPresenceChannel) surfaces::on_presence_note(*ctx, text);
+    if (channel == cluster::kDurableChannel && m) m->on_note(text);
   };
   handlers.joined = [ctx] { surfaces::copy_shared_keys(*ctx); };
   handlers.name_lost = [ctx](const std::string& realm, const std::string& name) { surfaces::drop_lost_name(*ctx, realm, name); };
@@ -360,6 +382,7 @@ void Server::stop() {
   if (tls_listener_) tls_listener_->stop();
   step = "cluster";
   if (cluster_) cluster_->stop();  // no more relayed deliveries into sessions that are closing
+  if (moves_) moves_->stop();
   step = "sessions";
   engine_->close_all("server shutting down");
   for (int i = 0; i < 20 && engine_->session_count() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));

@@ -71,6 +71,8 @@ class Cluster;
 
 namespace siomq::server {
 
+class DurableMoves;
+
 // What the command line decides; the settings file decides the rest.
 struct ServerOptions {
   std::string host = "0.0.0.0";
@@ -148,6 +150,8 @@ class Server {
   // This node's link to the others (cluster.enabled); null on a node alone. Its handlers use the
   // surfaces and the live settings, so it goes before them.
   std::shared_ptr<cluster::Cluster> cluster_;
+  // Durable queues across nodes (storage "redis" in a cluster): moves and adoptions of store sections.
+  std::unique_ptr<DurableMoves> moves_;
   std::unique_ptr<net::EngineServer> engine_;
   net::HttpRoutes routes_;
   std::function<void()> http_publish_sweep_;  // HTTP publish's expired tickets, swept once a second

@@ -45,7 +45,7 @@ if ((concurrency_only)); then
   all=(diagnostics.test.js upgrade.test.js lifecycle.test.js tyo_mq_pubsub.test.js tyo_mq_extras.test.js tyo_mq_durable.test.js
        tyo_mq_auth.test.js tyo_mq_management.test.js http_api.test.js remote.test.js tls.test.js many_clients.test.js
        bus_streams.test.js cluster.test.js cluster_interest.test.js cluster_names.test.js cluster_groups.test.js
-       cluster_bus.test.js)
+       cluster_bus.test.js cluster_durable.test.js)
 else
   all=(*.test.js)
 fi

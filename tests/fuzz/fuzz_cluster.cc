@@ -18,6 +18,7 @@
 #include "cluster/interest.h"
 #include "cluster/presence_note.h"
 #include "cluster/realm_note.h"
+#include "cluster/durable_note.h"
 #include "cluster/relay_message.h"
 #include "cluster/shared_keys.h"
 #include "cluster/shared_requests.h"
@@ -123,6 +124,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto note = decode_realm_note(text)) {
     auto back = decode_realm_note(encode_realm_note(*note));
     check(back && back->node_id == note->node_id && back->realm == note->realm);
+  }
+  if (auto note = decode_durable_note(text)) {
+    auto back = decode_durable_note(encode_durable_note(*note));
+    check(back && back->kind == note->kind && back->to == note->to && back->section == note->section &&
+          back->realm == note->realm && back->consumer == note->consumer && back->from == note->from);
+    check(note->kind != DurableNote::Kind::adopt || valid_section(note->section));
   }
   if (auto field = decode_interest_field(text)) {
     auto again = decode_interest_field(interest_field(*field));

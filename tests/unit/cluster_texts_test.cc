@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cluster/durable_note.h"
 #include "cluster/relay_message.h"
 #include "cluster/shared_settings.h"
 #include "wire/socketio.h"
@@ -118,6 +119,30 @@ TEST(SharedSettings, WritesAndReadsTheReferenceEnvelope) {
   EXPECT_EQ(settings_note_author(R"({"revision":7,"node_id":"node-b"})"), "node-b");
   EXPECT_FALSE(settings_note_author(R"({"revision":7})"));
   EXPECT_FALSE(settings_note_author("junk"));
+}
+
+TEST(DurableNote, MovesAndOffersRoundTripAndBadOnesAreRefused) {
+  DurableNote move{DurableNote::Kind::move, "r1", "x", "node-a", "node-b", {}};
+  auto back = decode_durable_note(encode_durable_note(move));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->kind, DurableNote::Kind::move);
+  EXPECT_EQ(back->realm, "r1");
+  EXPECT_EQ(back->consumer, "x");
+  EXPECT_EQ(back->from, "node-a");
+  EXPECT_EQ(back->to, "node-b");
+  DurableNote offer{DurableNote::Kind::adopt, {}, {}, {}, "node-b", "move:Ab_9-z"};
+  back = decode_durable_note(encode_durable_note(offer));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->kind, DurableNote::Kind::adopt);
+  EXPECT_EQ(back->section, "move:Ab_9-z");
+  for (const char* bad : {"", "[]", "{}", R"({"to":"b"})", R"({"adopt":"a b","to":"b"})", R"({"adopt":"","to":"b"})",
+                          R"({"adopt":"s","to":""})", R"({"move":"x","realm":"r","to":"b"})",
+                          R"({"move":"","realm":"r","from":"a","to":"b"})", R"({"move":1,"realm":"r","from":"a","to":"b"})",
+                          "{\"adopt\":\"s\x01\",\"to\":\"b\"}"}) {
+    EXPECT_FALSE(decode_durable_note(bad)) << bad;
+  }
+  EXPECT_FALSE(valid_section(std::string(129, 'a')));
+  EXPECT_TRUE(valid_section(std::string(128, 'a')));
 }
 
 }  // namespace

@@ -341,7 +341,10 @@ void deliver_relayed(Context& ctx, const cluster::RelayedMessage& m) {
   const std::string payload = delivery_payload(p);
   if (p.broadcast) return broadcast(ctx.broker, m.realm, p, payload, m.attachments);
   auto routes = ctx.broker.route_relayed(m.realm, p.event, p.from, m.groups);
-  std::erase_if(routes, [](const broker::Route& r) { return !r.endpoint; });
+  // A consumer offline here gets nothing relayed, unless its durable queues live here (their home is this
+  // node, docs/scale-out.md "Durable queues across nodes"): then what it would have kept is stored.
+  const bool home = ctx.cluster && ctx.cluster->durable_homes();
+  std::erase_if(routes, [&](const broker::Route& r) { return !r.endpoint && !(home && (r.durable || p.guaranteed)); });
   if (routes.empty()) return;
   const std::string delivery_id = ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
   auto copies = send_live(p, payload, m.attachments, delivery_id, routes);

@@ -112,6 +112,7 @@ async function startServer(t, opts = {}) {
     }
     await Promise.race([closed, idle(1000)]);
     fs.rmSync(dir, { recursive: true, force: true });
+    if (process.env.SIOMQ_E2E_LOGS) process.stderr.write(`--- server log (${dir}):\n${output}`);
     const marker = sanitizerReport(output);
     if (crashed || marker) {
       const why = marker ? `sanitizer report (${marker})` : `server exited on its own: ${JSON.stringify(crashed)}`;

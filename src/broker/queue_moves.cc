@@ -1,0 +1,127 @@
+// Durable queues across nodes (docs/scale-out.md "Durable queues across nodes"): a consumer's queues
+// released to go to another node, their records forgotten once stored there, and another node's records
+// adopted as this node's own.
+#include <spdlog/spdlog.h>
+
+#include "broker/queue_state.h"
+
+namespace siomq::broker {
+
+namespace {
+
+// A stored subscription id (realm NUL key NUL consumer) split; nullopt when it is not one.
+std::optional<store::SubscriptionRecord> record_of(const std::string& id, const std::string& spec) {
+  size_t a = id.find('\0');
+  size_t b = a == std::string::npos ? a : id.find('\0', a + 1);
+  if (b == std::string::npos) return std::nullopt;
+  return store::SubscriptionRecord{id.substr(0, a), id.substr(a + 1, b - a - 1), id.substr(b + 1), spec};
+}
+
+}  // namespace
+
+DurableQueues::Moved DurableQueues::State::release(const std::string& realm, const std::string& consumer) {
+  Moved out;
+  for (auto it = queues.begin(); it != queues.end();) {
+    Queue& q = it->second;
+    if (q.realm != realm || q.consumer != consumer) {
+      ++it;
+      continue;
+    }
+    std::vector<Entry*> all;
+    for (auto& [seq, e] : q.entries) all.push_back(&e);
+    for (Entry* e : all) {
+      out.rows.push_back(e->row);
+      remove(*e);
+    }
+    emptied.erase(q.id);
+    it = queues.erase(it);
+  }
+  // Its stored subscriptions: ids end with NUL and the name. A scan of the node's subscriptions: moves are
+  // rare (a consumer that reconnects elsewhere), subscribing is not.
+  const std::string tail = std::string(1, '\0') + consumer;
+  for (auto it = stored_specs.begin(); it != stored_specs.end();) {
+    auto rec = it->first.size() > tail.size() && it->first.ends_with(tail) ? record_of(it->first, it->second) : std::nullopt;
+    if (!rec || rec->realm != realm || rec->consumer != consumer) {
+      ++it;
+      continue;
+    }
+    out.subscriptions.push_back(std::move(*rec));
+    it = stored_specs.erase(it);
+  }
+  return out;
+}
+
+void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadSubscription& read, const Adopted& done) {
+  std::vector<store::Op> ops;
+  std::vector<DurableSubscription> subs;
+  for (auto& rec : contents.subscriptions) {
+    auto sub = read(rec);
+    if (!sub) continue;  // unusable: left where it was (the section is dropped with it)
+    stored_specs[store::subscription_id(rec.realm, rec.key, rec.consumer)] = rec.spec;
+    queue_for(QueueCopy{rec.realm, rec.key, sub->consumer_id, sub->consumer, sub->policy});
+    ops.push_back(store::put(rec));
+    subs.push_back(std::move(*sub));
+  }
+  const int64_t now = unix_ms();
+  std::vector<std::string> ids;
+  for (auto& row : contents.rows) {  // by seq: each queue keeps its order
+    if ((row.expires_ms && row.expires_ms <= now) || by_id.count(row.id) || dead_by_id.count(row.id)) continue;
+    row.seq = next_seq++;
+    Queue& q = queue_for(QueueCopy{row.realm, row.event, row.consumer, {}, {}});
+    ops.push_back(store::put(row));
+    ids.push_back(row.id);
+    add(q, std::move(row), false);
+    ++counters.enqueued;
+  }
+  std::vector<store::DeadRow> dead_rows;
+  for (auto& d : contents.dead) {
+    if (by_id.count(d.row.id) || dead_by_id.count(d.row.id)) continue;
+    d.row.seq = next_seq++;
+    ops.push_back(store::put(d));
+    dead_rows.push_back(std::move(d));
+  }
+  const size_t rows = ids.size();
+  submit(std::move(ops), [this, ids = std::move(ids), dead_rows = std::move(dead_rows), subs = std::move(subs), rows,
+                          done](const Status& status) mutable {
+    // Committed copies go out to consumers online here; copies that were not written are forgotten.
+    committed(ids, status, nullptr);
+    if (status) {
+      for (auto& d : dead_rows) {
+        dead_by_id[d.row.id] = d.row.seq;
+        dead.emplace(d.row.seq, std::move(d));
+      }
+      spdlog::info("store: adopted {} queued messages, {} dead-lettered, {} durable subscriptions", rows,
+                   dead_rows.size(), subs.size());
+    }
+    done(status, std::move(subs));
+  });
+}
+
+void DurableQueues::release(std::string realm, std::string consumer, std::function<void(Moved)> done) {
+  state_->post([s = state_.get(), realm = std::move(realm), consumer = std::move(consumer), done = std::move(done)] {
+    done(s->release(realm, consumer));
+  });
+}
+
+void DurableQueues::forget(Moved moved, std::function<void(const Status&)> done) {
+  state_->post([s = state_.get(), moved = std::move(moved), done = std::move(done)] {
+    std::vector<store::Op> ops;
+    for (const auto& row : moved.rows) {
+      // A row adopted back here (a move that failed) has a seq of its own now; this one is the old record.
+      ops.push_back(store::erase_row(row.seq));
+    }
+    for (const auto& rec : moved.subscriptions) {
+      std::string id = store::subscription_id(rec.realm, rec.key, rec.consumer);
+      if (!s->stored_specs.count(id)) ops.push_back(store::erase_subscription(std::move(id)));
+    }
+    s->submit(std::move(ops), done);
+  });
+}
+
+void DurableQueues::adopt(store::Backend::Contents contents, ReadSubscription read, Adopted done) {
+  state_->post([s = state_.get(), contents = std::move(contents), read = std::move(read), done = std::move(done)]() mutable {
+    s->adopt(contents, read, done);
+  });
+}
+
+}  // namespace siomq::broker

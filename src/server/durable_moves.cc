@@ -1,0 +1,175 @@
+#include "server/durable_moves.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+
+#include <set>
+#include <utility>
+
+#include "broker/broker.h"
+#include "cluster/durable_homes.h"
+#include "net/engine_server.h"
+#include "store/backend.h"
+#include "surfaces/tyo_mq/context.h"
+#include "surfaces/tyo_mq/stored_subscription.h"
+#include "wire/log_text.h"
+#include "wire/thread_role.h"
+
+namespace siomq::server {
+
+namespace asio = boost::asio;
+using Moved = broker::DurableQueues::Moved;
+
+namespace {
+
+// The records of a move, as a section holds them.
+std::vector<store::Op> puts_of(const Moved& moved) {
+  std::vector<store::Op> ops;
+  for (const auto& row : moved.rows) ops.push_back(store::put(row));
+  for (const auto& rec : moved.subscriptions) ops.push_back(store::put(rec));
+  return ops;
+}
+
+// What adopting `contents` leaves to erase in its section (their keys there, before they get seqs here).
+std::vector<store::Op> erasures_of(const store::Backend::Contents& contents) {
+  std::vector<store::Op> ops;
+  for (const auto& row : contents.rows) ops.push_back(store::erase_row(row.seq));
+  for (const auto& d : contents.dead) ops.push_back(store::erase_dead(d.row.seq));
+  for (const auto& rec : contents.subscriptions)
+    ops.push_back(store::erase_subscription(store::subscription_id(rec.realm, rec.key, rec.consumer)));
+  return ops;
+}
+
+}  // namespace
+
+DurableMoves::DurableMoves(std::shared_ptr<surfaces::Context> ctx, std::string store_url, std::string store_prefix)
+    : ctx_(std::move(ctx)), store_url_(std::move(store_url)), store_prefix_(std::move(store_prefix)) {
+  work_.emplace(io_.get_executor());
+  thread_ = std::thread([this] {
+    become_background_thread("siomq-moves");
+    io_.run();
+  });
+}
+
+DurableMoves::~DurableMoves() { stop(); }
+
+void DurableMoves::stop() {
+  if (!thread_.joinable()) return;
+  work_.reset();
+  io_.stop();
+  thread_.join();
+}
+
+void DurableMoves::on_note(const std::string& text) {
+  auto note = cluster::decode_durable_note(text);
+  if (!note || !ctx_->cluster) return;
+  const std::string& me = ctx_->cluster->node_id();
+  if (note->kind == cluster::DurableNote::Kind::adopt) {
+    // Claimed first: a sweep on another node may be taking it too (the offered node was thought gone).
+    if (note->to == me) ctx_->cluster->claim_section(note->section);
+    return;
+  }
+  if (note->from != me || note->to == me) return;
+  asio::post(io_, [this, realm = note->realm, consumer = note->consumer, to = note->to] { release(realm, consumer, to); });
+}
+
+void DurableMoves::adopt(const std::string& section) {
+  asio::post(io_, [this, section] { take(section); });
+}
+
+void DurableMoves::release(const std::string& realm, const std::string& consumer, const std::string& to) {
+  bool online = false;
+  ctx_->broker.with_realm(realm, [&](broker::RealmRegistry& rm) {
+    // Back here meanwhile: its SUBSCRIBE here claimed the home again, and the other node moves back.
+    online = rm.consumer_endpoint(consumer) != nullptr;
+    if (!online) rm.take_durable(consumer);
+  });
+  if (online) return;
+  // After the registry: a copy routed to the consumer before reached the queues first, and moves with them.
+  ctx_->queues.release(realm, consumer, [this, to](Moved moved) {
+    if (moved.rows.empty() && moved.subscriptions.empty()) return;
+    asio::post(io_, [this, moved = std::move(moved), to]() mutable { offer(std::move(moved), to); });
+  });
+}
+
+void DurableMoves::offer(Moved moved, const std::string& to) {
+  const std::string section = "move:" + net::random_id();
+  Status written = Ok{};
+  try {
+    written = store::open_redis(store_url_, prefix_of(section))->write(puts_of(moved), true);
+  } catch (const store::StoreError& e) {
+    written = make_error(e.what());
+  }
+  if (!written) {
+    spdlog::warn("cluster: {} durable messages not moved to node {}: {}; kept here", moved.rows.size(), log_text(to),
+                 written.error().message);
+    return keep(std::move(moved));
+  }
+  const size_t count = moved.rows.size();
+  ctx_->cluster->offer_section(section, to, [this, moved = std::move(moved), to, count](const Status& s) mutable {
+    asio::post(io_, [this, moved = std::move(moved), to, count, s]() mutable {
+      if (!s) {
+        // Not registered, so nobody adopts it: the section is left over (logged), the queues stay here.
+        spdlog::warn("cluster: {} durable messages not moved to node {}: {}; kept here", count, log_text(to), s.error().message);
+        return keep(std::move(moved));
+      }
+      spdlog::info("cluster: {} durable messages moved to node {}", count, log_text(to));
+      // The section holds them now; `to`, or whoever adopts the section if `to` is gone, delivers them.
+      ctx_->queues.forget(std::move(moved), nullptr);
+    });
+  });
+}
+
+void DurableMoves::keep(Moved moved) {
+  // Taken back from their records here (new seqs), the old records erased after the new ones are written.
+  store::Backend::Contents back;
+  back.rows = moved.rows;
+  back.subscriptions = moved.subscriptions;
+  ctx_->queues.adopt(std::move(back), surfaces::read_subscription,
+                     [this, moved = std::move(moved)](const Status& s, std::vector<broker::DurableSubscription> subs) mutable {
+                       if (!s) return;  // the old records stay, for this node's next start
+                       surfaces::restore_offline(ctx_->broker, subs);
+                       ctx_->queues.forget(std::move(moved), nullptr);
+                     });
+}
+
+void DurableMoves::take(const std::string& section) {
+  std::shared_ptr<store::Backend> backend;
+  store::Backend::Contents contents;
+  try {
+    backend = store::open_redis(store_url_, prefix_of(section));
+    contents = backend->load();
+  } catch (const store::StoreError& e) {
+    // The lock lapses and the section is swept again.
+    return spdlog::warn("cluster: section {} not adopted: {}", log_text(section), e.what());
+  }
+  // Only the durable queues' families move; a dead node's streams and directories stay in its section.
+  store::Backend::Contents queues;
+  queues.rows = std::move(contents.rows);
+  queues.dead = std::move(contents.dead);
+  queues.subscriptions = std::move(contents.subscriptions);
+  auto erasures = erasures_of(queues);
+  ctx_->queues.adopt(std::move(queues), surfaces::read_subscription,
+                     [this, backend, section, erasures = std::move(erasures)](
+                         const Status& s, std::vector<broker::DurableSubscription> subs) mutable {
+                       if (!s) return spdlog::warn("cluster: section {} not adopted: {}", log_text(section), s.error().message);
+                       asio::post(io_, [this, backend, section, erasures = std::move(erasures), subs = std::move(subs)] {
+                         surfaces::restore_offline(ctx_->broker, subs);
+                         if (auto st = backend->write(erasures, true); !st)
+                           spdlog::warn("cluster: section {} adopted but not erased: {}", log_text(section), st.error().message);
+                         ctx_->cluster->section_adopted(section);
+                         // Each consumer's queues go on to its home when that is another live node.
+                         std::set<std::pair<std::string, std::string>> consumers;
+                         for (const auto& sub : subs) consumers.emplace(sub.realm, sub.consumer);
+                         for (const auto& one : consumers) {
+                           ctx_->cluster->settle_home(one.first, one.second, [this, realm = one.first, consumer = one.second](
+                                                                                 std::optional<std::string> home) {
+                             if (home) asio::post(io_, [this, realm, consumer, to = *home] { release(realm, consumer, to); });
+                           });
+                         }
+                       });
+                     });
+}
+
+}  // namespace siomq::server
