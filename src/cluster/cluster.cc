@@ -14,12 +14,14 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "auth/hmac.h"
 #include "cluster/durable_homes.h"
+#include "cluster/relay_confirms.h"
 #include "cluster/interest_sync.h"
 #include "cluster/name_claims.h"
 #include "cluster/relay_outbox.h"
@@ -118,6 +120,7 @@ class Cluster::Node {
       interest_.lost();
       retry_timer_.cancel();
       health_timer_.cancel();
+      confirm_timer_.cancel();
       if (cmd_) cmd_->close();
       if (sub_) sub_->close();
       cmd_.reset();
@@ -130,10 +133,21 @@ class Cluster::Node {
 
   bool relay(RelayedMessage m) {
     m.node_id = config_.node_id;
+    auto confirmed = std::move(m.confirmed);
+    if (confirmed) m.confirm = next_confirm_.fetch_add(1, std::memory_order_relaxed);
     std::vector<Outgoing> outs;
     outs.push_back(Outgoing{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m),
-                            std::move(m.group_picks), {}, false});
-    return enqueue(std::move(outs));
+                            std::move(m.group_picks), {}, false, m.confirm, confirmed});
+    if (enqueue(std::move(outs))) return true;
+    if (confirmed) confirmed(0, Ok{});  // nothing went to another node: nothing to wait for
+    return false;
+  }
+
+  void answer_relayed(const std::string& origin, uint64_t confirm, size_t stored, const Status& status) {
+    RelayAnswer a{config_.node_id, confirm, stored, status ? std::nullopt : std::optional<std::string>(status.error().message)};
+    asio::post(io_, [this, channel = config_.prefix + ":node:" + origin, text = encode_relay_answer(a)]() mutable {
+      if (state_ == State::up) command({"PUBLISH", std::move(channel), std::move(text)}, [](Result<Value>) {});
+    });
   }
 
   // Bus texts go to the nodes the publisher picked (it holds the bus directory), through the same outbox
@@ -389,7 +403,13 @@ class Cluster::Node {
     interest_.lost();
     ping_outstanding_ = false;
     unanswered_ = 0;
-    relay_dropped_.fetch_add(outbox_.clear(), std::memory_order_relaxed);
+    // Dropped, not queued; a publisher waiting on them hears of what this node stored.
+    auto dropped = outbox_.take();
+    relay_dropped_.fetch_add(dropped.size(), std::memory_order_relaxed);
+    for (auto& m : dropped) {
+      if (m.confirmed) m.confirmed(0, Ok{});
+    }
+    confirms_.fail_all(make_error("redis was lost before the other nodes confirmed their copies; they may be stored", 503));
     unanswered_seen_.store(0, std::memory_order_relaxed);
     // Startup must not wait out its whole budget when Redis is down: the node serves its own settings.
     mark_synced();
@@ -436,6 +456,7 @@ class Cluster::Node {
     for (auto& m : batch) {
       if (state_ != State::up || unanswered_ >= kMaxUnansweredCommands) {
         relay_dropped_.fetch_add(1, std::memory_order_relaxed);
+        if (m.confirmed) m.confirmed(0, Ok{});
         continue;
       }
       if (!m.channel.empty()) {  // a bus text, for the node its publisher picked
@@ -451,13 +472,26 @@ class Cluster::Node {
         if (!m.picks.empty()) relay_dropped_.fetch_add(1, std::memory_order_relaxed);
         m.picks.clear();
       }
+      std::set<std::string> answering;  // the nodes whose answer a waiting publisher needs
       for (const auto& [channel, groups] : group_turns(m.picks)) {
         std::erase(channels, channel);
         command({"PUBLISH", channel, with_groups(m.text, groups)}, [](Result<Value>) {});
+        if (m.confirmed) answering.insert(node_of_channel(channel));
       }
       if (channels.empty() && m.picks.empty()) {
         relay_unwanted_.fetch_add(1, std::memory_order_relaxed);
+        if (m.confirmed) m.confirmed(0, Ok{});
         continue;
+      }
+      if (m.confirmed) {
+        // A reference node stores nothing for us and answers nothing: on <c>:messages no answer is awaited.
+        const bool reference = std::find(channels.begin(), channels.end(), messages_channel_) != channels.end();
+        for (const auto& c : channels) {
+          if (!reference) answering.insert(node_of_channel(c));
+        }
+        confirms_.expect(m.confirm, reference ? std::set<std::string>{} : std::move(answering), std::move(m.confirmed),
+                         std::chrono::steady_clock::now());
+        arm_confirms();
       }
       relayed_out_.fetch_add(1, std::memory_order_relaxed);
       for (size_t i = 0; i < channels.size(); ++i) {
@@ -530,7 +564,31 @@ class Cluster::Node {
     if (handlers_.adopt_settings) handlers_.adopt_settings(document);
   }
 
+  // The node id of one of the nodes' relay channels (<c>:node:<id>).
+  std::string node_of_channel(std::string_view channel) const {
+    return std::string(channel.substr(std::min(channel.size(), config_.prefix.size() + 6)));
+  }
+
+  // The confirms waiting for other nodes' answers expire on one timer, armed for the oldest.
+  void arm_confirms() {
+    auto next = confirms_.next_deadline();
+    if (!next || confirms_armed_) return;
+    confirms_armed_ = true;
+    confirm_timer_.expires_at(*next);
+    confirm_timer_.async_wait([this](const boost::system::error_code& ec) {
+      confirms_armed_ = false;
+      if (ec || stopping_) return;
+      confirms_.expire(std::chrono::steady_clock::now());
+      arm_confirms();
+    });
+  }
+
   void on_message(std::string_view channel, std::string_view body) {
+    if (channel == interest_.relay_channel() && is_relay_answer(body)) {
+      if (auto a = decode_relay_answer(body)) confirms_.answer(*a);
+      else relay_refused_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     const bool to_all = channel == messages_channel_;
     if (!to_all && channel == interest_.relay_channel() && is_bus_relay(body)) return on_bus_message(body);
     if (to_all || channel == interest_.relay_channel()) {
@@ -636,6 +694,11 @@ class Cluster::Node {
   InterestSync interest_;
   NameClaims names_;
   DurableHomes homes_;
+  // Publisher confirms waiting for other nodes' answers; they wait a lease and two seconds at most.
+  RelayConfirms confirms_{std::chrono::milliseconds(config_.node_lease_ms + 2000)};
+  asio::steady_timer confirm_timer_{io_};
+  bool confirms_armed_ = false;
+  std::atomic<uint64_t> next_confirm_{1};
   // Any thread:
   std::atomic<bool> up_{false};
   RelayOutbox outbox_;
@@ -674,6 +737,9 @@ void Cluster::claim_name(const std::string& realm, const std::string& name, std:
   node_->claim_name(realm, name, std::move(done));
 }
 void Cluster::release_name(const std::string& realm, const std::string& name) { node_->release_name(realm, name); }
+void Cluster::answer_relayed(const std::string& origin, uint64_t confirm, size_t stored, const Status& status) {
+  node_->answer_relayed(origin, confirm, stored, status);
+}
 void Cluster::claim_home(const std::string& realm, const std::string& consumer) { node_->claim_home(realm, consumer); }
 void Cluster::settle_home(const std::string& realm, const std::string& consumer,
                           std::function<void(std::optional<std::string>)> done) {

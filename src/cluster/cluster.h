@@ -86,6 +86,7 @@ class Cluster final : public Link {
   const ClusterConfig& config() const { return config_; }
 
   bool relay(RelayedMessage m) override;
+  void answer_relayed(const std::string& origin, uint64_t confirm, size_t stored, const Status& status) override;
   std::shared_ptr<const broker::RemoteGroups> remote_groups() const override;
   bool relay_bus(std::vector<std::pair<std::string, std::string>> texts) override;
   std::shared_ptr<const broker::RemoteBus> remote_bus() const override;

@@ -41,10 +41,14 @@ class Link {
   virtual ~Link() = default;
   virtual const std::string& node_id() const = 0;
   virtual LinkStats stats() const = 0;
-  // Sends a produced message to the other nodes (m.node_id is set by the link); a node named in
+  // Sends a produced message to the other nodes (m.node_id is set by the link); with m.confirmed, that is
+  // called once the nodes it went to have answered (at once, with 0, when it went nowhere). A node named in
   // m.group_picks gets it with those groups named, whether or not it wants it otherwise. False when it was
   // dropped at once (Redis away, the outbox full): the caller's own members take the picked groups' turns.
   virtual bool relay(RelayedMessage m) = 0;
+  // Answers a relayed message that carried "confirm" (m.confirm) to its origin: how many copies this node
+  // stored, or why it could not (docs/scale-out.md "Durable queues across nodes").
+  virtual void answer_relayed(const std::string& origin, uint64_t confirm, size_t stored, const Status& status) = 0;
   // The other nodes' online consumer-group members, for routing a PRODUCE here (broker/remote_groups.h);
   // null when no group spans nodes now (or Redis is away, or a reference node shares the cluster).
   virtual std::shared_ptr<const broker::RemoteGroups> remote_groups() const = 0;

@@ -1,5 +1,6 @@
 #include "cluster/relay_message.h"
 
+#include <charconv>
 #include <vector>
 
 #include "wire/base64.h"
@@ -27,7 +28,53 @@ Result<std::optional<std::string>> optional_text(const std::vector<json_spans::M
   return std::optional<std::string>{std::move(*s)};
 }
 
+// A JSON integer from 0 to 2^64 - 1, digits only; nullopt otherwise.
+std::optional<uint64_t> whole_number(std::string_view v) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty() || v.front() == '-') return std::nullopt;
+  return n;
+}
+
+constexpr std::string_view kAnswerHead = "{\"confirmed\":";
+constexpr size_t kMaxAnswerBytes = 64 * 1024;
+
 }  // namespace
+
+std::string encode_relay_answer(const RelayAnswer& a) {
+  std::string out(kAnswerHead);
+  out += std::to_string(a.confirm);
+  out += ",\"node_id\":";
+  sio::append_json_string(out, a.node_id);
+  out += ",\"stored\":";
+  out += std::to_string(a.stored);
+  if (a.error) {
+    out += ",\"error\":";
+    sio::append_json_string(out, *a.error);
+  }
+  out += '}';
+  return out;
+}
+
+bool is_relay_answer(std::string_view text) { return text.starts_with(kAnswerHead); }
+
+std::optional<RelayAnswer> decode_relay_answer(std::string_view text) {
+  if (text.size() > kMaxAnswerBytes || !js::validate(text)) return std::nullopt;
+  auto members = json_spans::object_members(text);
+  if (!members) return std::nullopt;
+  RelayAnswer a;
+  auto confirm = whole_number(json_spans::last_member(*members, "confirmed"));
+  auto stored = whole_number(json_spans::last_member(*members, "stored"));
+  auto node = optional_text(*members, "node_id");
+  if (!confirm || !*confirm || !stored || !node || !*node || (*node)->empty()) return std::nullopt;
+  auto error = optional_text(*members, "error");
+  if (!error) return std::nullopt;
+  a.confirm = *confirm;
+  a.stored = *stored;
+  a.node_id = std::move(**node);
+  a.error = std::move(*error);
+  return a;
+}
 
 std::string with_groups(std::string_view envelope, const std::vector<std::string>& groups) {
   // The envelope ends with the payload's "}" and its own.
@@ -46,6 +93,7 @@ std::string encode_relay(const RelayedMessage& m) {
   out.reserve(192 + m.realm.size() + m.event.size() + m.message.size() + m.enc.size() + m.to.size());
   out += "{\"node_id\":";
   sio::append_json_string(out, m.node_id);
+  if (m.confirm) out.append(",\"confirm\":").append(std::to_string(m.confirm));
   out += ",\"payload\":{\"realm\":";
   sio::append_json_string(out, m.realm);
   out += ",\"event\":";
@@ -89,6 +137,11 @@ Result<RelayedMessage> decode_relay(std::string_view text, size_t max_bytes) {
   if (!node) return node.error();
   if (!*node || (*node)->empty()) return bad("node_id is required");
   m.node_id = std::move(**node);
+  if (std::string_view confirm = json_spans::last_member(*envelope, "confirm"); !confirm.empty() && confirm != "null") {
+    auto n = whole_number(confirm);
+    if (!n || !*n) return bad("confirm must be a positive integer");
+    m.confirm = *n;
+  }
   std::string_view payload = json_spans::last_member(*envelope, "payload");
   if (payload.empty() || payload.front() != '{') return bad("payload must be an object");
   auto fields = json_spans::object_members(payload);

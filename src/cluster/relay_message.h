@@ -13,6 +13,8 @@
 // is delivered. Pure; any thread.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,7 +45,27 @@ struct RelayedMessage {
   // Not in the text: the origin's picks, which node gets which group's turn (Cluster::relay sends each
   // node its own "groups").
   std::vector<broker::RemoteGroupPick> group_picks;
+  // siomq's own, "confirm":N in the envelope (0: none): the PRODUCE waits for a publisher confirm, and
+  // each receiving node answers how many copies it stored (RelayAnswer) before the origin gives it.
+  uint64_t confirm = 0;
+  // Not in the text: at the origin, told the copies the other nodes stored, once each node sent to has
+  // answered, or with an error when one did not in time (any thread). Set: Cluster::relay asks for answers.
+  std::function<void(size_t stored, const Status& status)> confirmed;
 };
+
+// A receiving node's answer to a relayed message with "confirm" (docs/scale-out.md "Durable queues across
+// nodes"), on the origin's relay channel: {"confirmed":N,"node_id":…,"stored":k[,"error":"…"]}.
+struct RelayAnswer {
+  std::string node_id;
+  uint64_t confirm = 0;
+  uint64_t stored = 0;
+  std::optional<std::string> error;  // the copies could not be stored there
+};
+std::string encode_relay_answer(const RelayAnswer& a);
+// Whether a text on a relay channel is an answer (not a relayed message): it starts so.
+bool is_relay_answer(std::string_view text);
+// nullopt when the text is not one (validated whole, at most 64 KiB).
+std::optional<RelayAnswer> decode_relay_answer(std::string_view text);
 
 inline constexpr size_t kMaxRelayedGroups = 1024;
 

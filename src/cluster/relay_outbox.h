@@ -9,11 +9,14 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "broker/remote_groups.h"
+#include "wire/result.h"
 
 namespace siomq::cluster {
 
@@ -25,6 +28,8 @@ struct Outgoing {
   std::vector<broker::RemoteGroupPick> picks;
   std::string channel;   // a bus text's: its node's channel
   bool counted = false;  // a bus text: the first of its message (relayed_out counts messages)
+  uint64_t confirm = 0;  // a produced message whose publisher waits: the receivers answer (relay_confirms.h)
+  std::function<void(size_t stored, const Status& status)> confirmed;
 };
 
 class RelayOutbox {

@@ -38,7 +38,7 @@ bool same(const RelayedMessage& a, const RelayedMessage& b) {
   return a.node_id == b.node_id && a.realm == b.realm && a.event == b.event && a.message == b.message &&
          a.producer == b.producer && a.ttl == b.ttl && a.guaranteed == b.guaranteed && a.enc == b.enc && a.to == b.to &&
          a.content_type == b.content_type && a.broadcast == b.broadcast && a.broadcast_scope == b.broadcast_scope &&
-         a.group == b.group && a.attachments == b.attachments && a.groups == b.groups;
+         a.group == b.group && a.attachments == b.attachments && a.groups == b.groups && a.confirm == b.confirm;
 }
 
 }  // namespace
@@ -124,6 +124,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto note = decode_realm_note(text)) {
     auto back = decode_realm_note(encode_realm_note(*note));
     check(back && back->node_id == note->node_id && back->realm == note->realm);
+  }
+  if (auto a = decode_relay_answer(text)) {
+    auto back = decode_relay_answer(encode_relay_answer(*a));
+    check(back && back->node_id == a->node_id && back->confirm == a->confirm && back->stored == a->stored &&
+          back->error == a->error);
   }
   if (auto note = decode_durable_note(text)) {
     auto back = decode_durable_note(encode_durable_note(*note));

@@ -121,6 +121,30 @@ class HistoryWrite {
   Then then_;
 };
 
+// A publisher confirm in a cluster whose durable queues live on their consumers' home nodes: the copies
+// stored here and those stored by the nodes the message was relayed to (each answers, cluster/relay_confirms.h)
+// in one confirm, sent when both parts are known. Any thread.
+class ConfirmJoin {
+ public:
+  explicit ConfirmJoin(std::shared_ptr<Reply> kept) : kept_(std::move(kept)) {}
+  void part(size_t stored, const Status& status) {
+    {
+      std::lock_guard lock(mu_);
+      stored_ += stored;
+      if (!status && status_) status_ = status;
+      if (--parts_ > 0) return;
+    }
+    kept_->ack(confirm_reply(stored_, status_));
+  }
+
+ private:
+  std::mutex mu_;
+  int parts_ = 2;  // this node's, the other nodes'
+  size_t stored_ = 0;
+  Status status_ = Ok{};
+  std::shared_ptr<Reply> kept_;
+};
+
 // The message as the other nodes of a cluster get it (tyo-mq §10): the raw values as they came, the TTL
 // the origin would store copies with (PRODUCE's ttl, else a lifespan other than -1, else the
 // producer's default, in seconds).
@@ -221,8 +245,15 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session),
                                           remote.get());
   if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
+  std::shared_ptr<ConfirmJoin> join;
   if (ctx.cluster) {
     cluster::RelayedMessage m = relayed(realm, *p, routing.default_ttl_ms, attachments);
+    // Where durable queues live on their homes, copies may be stored on other nodes: the confirm waits
+    // for them (a node that does not answer in time makes it an error: the copies may be stored there).
+    if (reply.has_ack() && ctx.cluster->durable_homes()) {
+      join = std::make_shared<ConfirmJoin>(reply.keep());
+      m.confirmed = [join](size_t stored, const Status& status) { join->part(stored, status); };
+    }
     std::vector<std::string> turns;
     for (const auto& pick : routing.remote_picks) turns.push_back(pick.group);
     m.group_picks = std::move(routing.remote_picks);
@@ -235,6 +266,10 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   std::vector<broker::QueueCopy> copies = send_live(*p, payload, attachments, delivery_id, routing.routes);
   if (copies.empty()) {
     if (!reply.has_ack()) return;
+    if (join) {
+      if (!history) return join->part(0, Ok{});
+      return history->then([join](const Status& s) { join->part(0, s); });
+    }
     if (!history) return reply.ack(confirm_reply(0, Ok{}));
     return history->then([kept = reply.keep()](const Status& s) { kept->ack(confirm_reply(0, s)); });
   }
@@ -245,8 +280,9 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
     // their queue is empty (QueueCopy::live_only: dropped otherwise, never stored); the rest of the
     // message has gone out already. The producer retries after a second.
     rate_limited(session, reply, "store_backlog", 1, steady_ms());
-    if (reply.has_ack())
-      reply.ack(confirm_reply(0, make_error("the store is behind; nothing was stored, retry later", 503)));
+    Error refused = make_error("the store is behind; nothing was stored, retry later", 503);
+    if (join) join->part(0, refused);
+    else if (reply.has_ack()) reply.ack(confirm_reply(0, refused));
     std::erase_if(copies, [](const broker::QueueCopy& c) { return !c.live; });
     for (auto& c : copies) c.live_only = true;
     if (copies.empty()) return;
@@ -257,7 +293,12 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
   message->producer = p->from;
   message->ttl_ms = effective_ttl(*p, routing.default_ttl_ms, ctx.default_ttl());
   broker::DurableQueues::Confirm done;
-  if (reply.has_ack() && !behind) {
+  if (join && !behind) {
+    done = [join, history](size_t stored, const Status& status) {
+      if (!history) return join->part(stored, status);
+      history->then([join, stored, status](const Status& h) { join->part(stored, status ? h : status); });
+    };
+  } else if (reply.has_ack() && !behind) {
     // The kept reply sends through the requester's outbox: after the deliveries routed to it before.
     done = [kept = reply.keep(), history](size_t stored, const Status& status) {
       if (!history) return kept->ack(confirm_reply(stored, status));
@@ -322,9 +363,10 @@ void on_produce_chunk(Context& ctx, Session& session, const Request& request, Re
 }
 
 // A message produced on another node of the cluster (§10): delivered as the origin delivers it, to this
-// node's connected subscribers only — groups are the origin's to pick from (their members here are
-// reached through it), and offline consumers' copies are the origin's to store. An ACK-mode or durable
-// subscriber connected here gets its copy through its queue here, as the reference does.
+// node's connected subscribers — groups are the origin's to pick from (their members here are reached
+// through it). An ACK-mode or durable subscriber connected here gets its copy through its queue here, as
+// the reference does; with durable homes (storage redis) the offline durable consumers whose home is this
+// node get theirs stored here too, and an origin waiting for a confirm hears how many copies were stored.
 void deliver_relayed(Context& ctx, const cluster::RelayedMessage& m) {
   ProduceRequest p;
   p.event = m.event;
@@ -339,18 +381,27 @@ void deliver_relayed(Context& ctx, const cluster::RelayedMessage& m) {
   p.enc = m.enc;
   p.content_type = m.content_type;
   const std::string payload = delivery_payload(p);
-  if (p.broadcast) return broadcast(ctx.broker, m.realm, p, payload, m.attachments);
+  // The origin waits for this node's answer when its publisher asked for a confirm (relay_confirms.h).
+  auto answer = [&ctx, origin = m.node_id, confirm = m.confirm](size_t stored, const Status& status) {
+    if (confirm && ctx.cluster) ctx.cluster->answer_relayed(origin, confirm, stored, status);
+  };
+  if (p.broadcast) {
+    broadcast(ctx.broker, m.realm, p, payload, m.attachments);
+    return answer(0, Ok{});
+  }
   auto routes = ctx.broker.route_relayed(m.realm, p.event, p.from, m.groups);
   // A consumer offline here gets nothing relayed, unless its durable queues live here (their home is this
   // node, docs/scale-out.md "Durable queues across nodes"): then what it would have kept is stored.
   const bool home = ctx.cluster && ctx.cluster->durable_homes();
   std::erase_if(routes, [&](const broker::Route& r) { return !r.endpoint && !(home && (r.durable || p.guaranteed)); });
-  if (routes.empty()) return;
+  if (routes.empty()) return answer(0, Ok{});
   const std::string delivery_id = ctx.on_guaranteed ? "m-" + auth::random_hex(12) : std::string();
   auto copies = send_live(p, payload, m.attachments, delivery_id, routes);
-  if (copies.empty()) return;
-  if (ctx.queues.behind()) {
+  if (copies.empty()) return answer(0, Ok{});
+  const bool behind = ctx.queues.behind();
+  if (behind) {
     // As for a local PRODUCE when the store is behind: online durable copies go out live, nothing is stored.
+    answer(0, make_error("the store is behind; nothing was stored, retry later", 503));
     std::erase_if(copies, [](const broker::QueueCopy& c) { return !c.live; });
     for (auto& c : copies) c.live_only = true;
     if (copies.empty()) return;
@@ -360,7 +411,9 @@ void deliver_relayed(Context& ctx, const cluster::RelayedMessage& m) {
   message->attachments = m.attachments;
   message->producer = p.from;
   message->ttl_ms = effective_ttl(p, std::nullopt, ctx.default_ttl());
-  ctx.queues.enqueue(std::move(message), std::move(copies), nullptr);
+  broker::DurableQueues::Confirm done;
+  if (m.confirm && !behind) done = answer;  // the context it refers to outlives the queues' callbacks
+  ctx.queues.enqueue(std::move(message), std::move(copies), std::move(done));
 }
 
 }  // namespace siomq::surfaces
