@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Acknowledged durable messages per second, 1 producer -> 1 ACK-mode consumer, socket.io-client@4 over
-// WebSocket. Usage: node bench/durable_rate.js [url] [messages] [size] [window]
+// WebSocket. Usage: node bench/durable_rate.js [url] [messages] [size] [window] [consumer url]
+// (the consumer on another node of a cluster: its copies are stored on its node, and each confirm waits
+// for that node's answer).
 // The producer sends durable PRODUCEs with publisher confirms, keeping at most `window` unconfirmed; the
 // consumer (durable + ack) ACKs each delivery. The run ends when every message is acknowledged (ACK_OK).
 // Prints one JSON line. The Node client is part of the measurement (see issue 6's C++ load generator).
@@ -11,10 +13,11 @@ const connect = () => connectTo(url);
 const messages = Number(process.argv[3] || 50000);
 const size = Number(process.argv[4] || 64);
 const window = Number(process.argv[5] || 2000);
+const consumerUrl = process.argv[6] || url;
 
 (async () => {
   const producer = await connect();
-  const consumer = await connect();
+  const consumer = await connectTo(consumerUrl);
   const tag = `bench-${process.pid}-${Date.now()}`;
   let acked = 0;
   consumer.emit('CONSUMER', { name: `${tag}-c`, id: `${tag}-c` });
@@ -24,6 +27,7 @@ const window = Number(process.argv[5] || 2000);
   consumer.on('ACK_OK', () => { acked++; });
   consumer.on('ACK_FAIL', (m) => { console.error('ACK_FAIL', m); process.exit(1); });
   await consumer.emitWithAck('PING', {});
+  if (consumerUrl !== url) await new Promise((r) => setTimeout(r, 500));  // its interest reaches the producer's node
   const body = 'x'.repeat(size);
   let inFlight = 0;
   let confirmed = 0;
