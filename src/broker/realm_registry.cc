@@ -268,6 +268,11 @@ void RealmRegistry::restore(const SubscribeSpec& spec) {
   upsert(subscription_key(spec.producer, spec.event), spec);
 }
 
+size_t RealmRegistry::subscriptions_of(const std::string& consumer) const {
+  auto it = consumers_.find(consumer);
+  return it == consumers_.end() ? 0 : it->second.subscriptions;
+}
+
 std::vector<SubscribeSpec> RealmRegistry::take_durable(const std::string& consumer) {
   std::vector<std::string> keys;
   for (const auto& [key, subs] : subscriptions_) {

@@ -91,6 +91,8 @@ class RealmRegistry {
   std::vector<SubscribeSpec> take_durable(const std::string& consumer);
   // UNSUBSCRIBE by key alone: removes that key's subscriptions of every consumer bound to `endpoint`.
   std::vector<SubscribeSpec> unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint);
+  // How many subscriptions the consumer name holds, under every key.
+  size_t subscriptions_of(const std::string& consumer) const;
   // The connection of a consumer name, null when it is offline.
   EndpointPtr consumer_endpoint(const std::string& consumer) const;
   // Whether `name` is a producer or consumer name bound, online, to `endpoint` (E2EE: an identity a

@@ -202,6 +202,13 @@ class Cluster::Node {
     });
   }
 
+  void release_home(const std::string& realm, const std::string& consumer) {
+    if (!config_.durable_homes) return;
+    asio::post(io_, [this, realm, consumer] {
+      if (state_ == State::up) homes_.release(realm, consumer);
+    });
+  }
+
   void settle_home(const std::string& realm, const std::string& consumer,
                    std::function<void(std::optional<std::string>)> done) {
     asio::post(io_, [this, realm, consumer, done = std::move(done)]() mutable {
@@ -741,6 +748,9 @@ void Cluster::answer_relayed(const std::string& origin, uint64_t confirm, size_t
   node_->answer_relayed(origin, confirm, stored, status);
 }
 void Cluster::claim_home(const std::string& realm, const std::string& consumer) { node_->claim_home(realm, consumer); }
+void Cluster::release_home(const std::string& realm, const std::string& consumer) {
+  node_->release_home(realm, consumer);
+}
 void Cluster::settle_home(const std::string& realm, const std::string& consumer,
                           std::function<void(std::optional<std::string>)> done) {
   node_->settle_home(realm, consumer, std::move(done));

@@ -97,6 +97,7 @@ class Cluster final : public Link {
   void release_name(const std::string& realm, const std::string& name) override;
   bool durable_homes() const override { return config_.durable_homes; }
   void claim_home(const std::string& realm, const std::string& consumer) override;
+  void release_home(const std::string& realm, const std::string& consumer) override;
   void settle_home(const std::string& realm, const std::string& consumer,
                    std::function<void(std::optional<std::string>)> done) override;
   void offer_section(const std::string& section, const std::string& to, std::function<void(const Status&)> done) override;

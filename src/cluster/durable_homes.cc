@@ -60,6 +60,12 @@ end
 return out
 )lua";
 
+// The consumer's home forgotten if it is this node. KEYS: the realm's homes hash. ARGV: consumer, node id.
+constexpr const char* kForgetHomeScript = R"lua(
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 1
+)lua";
+
 // The section dropped, and its adopt lock if it is still this node's.
 // KEYS: <c>:sections, the adopt lock. ARGV: section, node id.
 constexpr const char* kAdoptedScript = R"lua(
@@ -88,6 +94,12 @@ void DurableHomes::claim(const std::string& realm, const std::string& consumer) 
              DurableNote note{DurableNote::Kind::move, realm, consumer, r->text, config_.node_id, {}};
              command_({"PUBLISH", config_.prefix + ":" + kDurableChannel, encode_durable_note(note)}, [](Result<Value>) {});
            });
+}
+
+void DurableHomes::release(const std::string& realm, const std::string& consumer) {
+  const std::string key = config_.prefix + ":homes:" + realm;
+  if (consumer.empty()) return command_({"DEL", key}, [](Result<Value>) {});
+  command_({"EVAL", kForgetHomeScript, "1", key, consumer, config_.node_id}, [](Result<Value>) {});
 }
 
 void DurableHomes::settle(const std::string& realm, const std::string& consumer,

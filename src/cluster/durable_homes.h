@@ -41,6 +41,9 @@ class DurableHomes {
   // The consumer subscribed durably here: its home is this node from now on. When another live node held it,
   // that node is told to move its queues here.
   void claim(const std::string& realm, const std::string& consumer);
+  // The consumer's home forgotten if it is this node (it has nothing here any more); with `consumer`
+  // empty, the realm's homes all (a removed realm).
+  void release(const std::string& realm, const std::string& consumer);
   // After an adoption: `done(node)` when another live node is the consumer's home (its queues go on there),
   // nullopt when it is this node's now (or Redis cannot say: they stay here).
   void settle(const std::string& realm, const std::string& consumer,

@@ -80,6 +80,9 @@ class Link {
   virtual bool durable_homes() const = 0;
   // The consumer subscribed durably here: its home is this node, its queues are moved here from a live node.
   virtual void claim_home(const std::string& realm, const std::string& consumer) = 0;
+  // The consumer has no subscription left here: its home is forgotten if it is this node. With `consumer`
+  // empty, the realm's homes (the realm was removed).
+  virtual void release_home(const std::string& realm, const std::string& consumer) = 0;
   // After an adoption: `done(node)` when another live node is the consumer's home, nullopt when this one is.
   virtual void settle_home(const std::string& realm, const std::string& consumer,
                            std::function<void(std::optional<std::string>)> done) = 0;

@@ -307,3 +307,13 @@ test('kill -9 under load: our C++ client (siomq sub --durable --ack, two URLs) m
     await homeIs(prefix, 'node-b');
     await b.stop();
   });
+
+test('a home is forgotten with the consumer\'s last subscription (UNSUBSCRIBE)', { skip }, async (t) => {
+  const { prefix, nodes: [a] } = await cluster(t, 1);
+  const x = await consumerOn(t, a);
+  await homeIs(prefix, 'node-a');
+  x.socket.emit('UNSUBSCRIBE', { event: 'e', producer: 'p', consumer: 'x' });
+  await settle(x.socket);
+  await waitFor(async () => (await homes(prefix)).length === 0, CROSS_MS, 'the home forgotten');
+  await a.stop();
+});

@@ -79,6 +79,7 @@ size_t release_realm(Context& ctx, const std::string& realm, std::function<void(
     if (!st) spdlog::error("removing realm '{}': its key directory could not be deleted: {}", log_text(realm), st.error().message);
   });
   if (ctx.on_realm_removed) ctx.on_realm_removed(realm);
+  if (ctx.cluster) ctx.cluster->release_home(realm, "");
   Disposal copy = d;
   copy.disconnected_sockets = closed.size();
   ctx.queues.purge_realm(realm, [realm, copy, stored = std::move(stored)](const Status& st) {

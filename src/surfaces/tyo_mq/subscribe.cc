@@ -127,14 +127,19 @@ void on_unsubscribe(Context& ctx, Session& session, const Request& request, Repl
   const std::string realm = session.realm();
   broker::EndpointPtr endpoint = session.endpoint();
   bool foreign = false;
+  std::vector<std::string> homeless;  // consumers whose last subscription this was (their durable home goes)
   auto removed = ctx.broker.with_realm(realm, [&](broker::RealmRegistry& rm) {
-    if (consumer.empty()) return rm.unsubscribe_all_of(key, endpoint);
     std::vector<broker::SubscribeSpec> out;
-    if (!may_act_as(rm, session, endpoint.get(), consumer)) {
+    if (consumer.empty()) {
+      out = rm.unsubscribe_all_of(key, endpoint);
+    } else if (!may_act_as(rm, session, endpoint.get(), consumer)) {
       foreign = true;
-      return out;
+    } else if (auto spec = rm.unsubscribe(key, consumer)) {
+      out.push_back(std::move(*spec));
     }
-    if (auto spec = rm.unsubscribe(key, consumer)) out.push_back(std::move(*spec));
+    for (const auto& spec : out) {
+      if (spec.durable && rm.subscriptions_of(spec.consumer) == 0) homeless.push_back(spec.consumer);
+    }
     return out;
   });
   if (foreign) return refuse_foreign_name(reply, consumer);
@@ -142,6 +147,9 @@ void on_unsubscribe(Context& ctx, Session& session, const Request& request, Repl
     session.subscriptions.erase({realm, key + '\0' + spec.consumer});
     // A durable subscription takes its queue with it (§0 row 4).
     if (spec.durable) ctx.queues.remove_subscription(durable_subscription(realm, spec), true);
+  }
+  if (ctx.cluster) {
+    for (const auto& name : homeless) ctx.cluster->release_home(realm, name);
   }
 }
 
