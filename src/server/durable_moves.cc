@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <set>
 #include <utility>
@@ -22,6 +23,10 @@ namespace asio = boost::asio;
 using Moved = broker::DurableQueues::Moved;
 
 namespace {
+
+// How long after a move's first pass its second one runs (a worker hands routed copies to the queues
+// within microseconds of routing them; a second is far beyond that).
+constexpr std::chrono::milliseconds kStragglers{1000};
 
 // The records of a move, as a section holds them.
 std::vector<store::Op> puts_of(const Moved& moved) {
@@ -80,13 +85,27 @@ void DurableMoves::adopt(const std::string& section) {
 
 void DurableMoves::release(const std::string& realm, const std::string& consumer, const std::string& to) {
   bool online = false;
-  ctx_->broker.with_realm(realm, [&](broker::RealmRegistry& rm) {
+  ctx_->broker.if_realm(realm, [&](broker::RealmRegistry& rm) {
     // Back here meanwhile: its SUBSCRIBE here claimed the home again, and the other node moves back.
     online = rm.consumer_endpoint(consumer) != nullptr;
     if (!online) rm.take_durable(consumer);
   });
   if (online) return;
-  // After the registry: a copy routed to the consumer before reached the queues first, and moves with them.
+  take_queues(realm, consumer, to);
+  // A PRODUCE routed to the consumer just before its subscriptions went hands its copies to the queues a
+  // moment later (after the realm's lock): they would stay here, stored for nobody. A second pass, once
+  // such stragglers are in, moves them on too.
+  auto later = std::make_shared<asio::steady_timer>(io_, kStragglers);
+  later->async_wait([this, later, realm, consumer, to](const boost::system::error_code& ec) {
+    if (ec) return;
+    // Unless it subscribed here again meanwhile (its queues are this node's again).
+    bool back = false;
+    ctx_->broker.if_realm(realm, [&](broker::RealmRegistry& rm) { back = rm.subscriptions_of(consumer) > 0; });
+    if (!back) take_queues(realm, consumer, to);
+  });
+}
+
+void DurableMoves::take_queues(const std::string& realm, const std::string& consumer, const std::string& to) {
   ctx_->queues.release(realm, consumer, [this, to](Moved moved) {
     if (moved.rows.empty() && moved.subscriptions.empty()) return;
     asio::post(io_, [this, moved = std::move(moved), to]() mutable { offer(std::move(moved), to); });

@@ -51,6 +51,7 @@ class DurableMoves {
 
  private:
   void release(const std::string& realm, const std::string& consumer, const std::string& to);
+  void take_queues(const std::string& realm, const std::string& consumer, const std::string& to);
   void offer(broker::DurableQueues::Moved moved, const std::string& to);
   void keep(broker::DurableQueues::Moved moved);
   void take(const std::string& section);
