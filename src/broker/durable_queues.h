@@ -186,6 +186,9 @@ class DurableQueues {
   // their surface to restore; the queues whose consumer is online go out at once.
   using Adopted = std::function<void(const Status&, std::vector<DurableSubscription>)>;
   void adopt(store::Backend::Contents contents, ReadSubscription read, Adopted done);
+  // Every (realm, consumer name) with a stored subscription or a stored copy here, once each.
+  using Consumers = std::vector<std::pair<std::string, std::string>>;
+  void consumers(std::function<void(Consumers)> done);
 
   // The TTL of copies without one of their own, and of DLQ replays (§5.5), from now on.
   void set_default_ttl(std::optional<int64_t> ttl_ms);

@@ -3,6 +3,8 @@
 // adopted as this node's own.
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "broker/queue_state.h"
 
 namespace siomq::broker {
@@ -56,9 +58,16 @@ void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadS
   std::vector<DurableSubscription> subs;
   for (auto& rec : contents.subscriptions) {
     auto sub = read(rec);
-    if (!sub) continue;  // unusable: left where it was (the section is dropped with it)
-    stored_specs[store::subscription_id(rec.realm, rec.key, rec.consumer)] = rec.spec;
-    queue_for(QueueCopy{rec.realm, rec.key, sub->consumer_id, sub->consumer, sub->policy});
+    if (!sub) continue;  // unusable: dropped with the section
+    // One made here since (the consumer subscribed here again) is newer: it stays, and so does the policy
+    // its queue has from it.
+    auto [at, fresh] = stored_specs.try_emplace(store::subscription_id(rec.realm, rec.key, rec.consumer), rec.spec);
+    Queue& q = queue_for(QueueCopy{rec.realm, rec.key, sub->consumer_id, {}, {}});
+    if (fresh || q.consumer.empty()) {
+      q.consumer = sub->consumer;
+      q.policy = sub->policy;
+    }
+    if (!fresh) continue;
     ops.push_back(store::put(rec));
     subs.push_back(std::move(*sub));
   }
@@ -100,6 +109,19 @@ void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadS
 void DurableQueues::release(std::string realm, std::string consumer, std::function<void(Moved)> done) {
   state_->post([s = state_.get(), realm = std::move(realm), consumer = std::move(consumer), done = std::move(done)] {
     done(s->release(realm, consumer));
+  });
+}
+
+void DurableQueues::consumers(std::function<void(Consumers)> done) {
+  state_->post([s = state_.get(), done = std::move(done)] {
+    std::set<std::pair<std::string, std::string>> all;
+    for (const auto& [id, spec] : s->stored_specs) {
+      if (auto rec = record_of(id, spec)) all.emplace(rec->realm, rec->consumer);
+    }
+    for (const auto& [id, q] : s->queues) {
+      if (!q.entries.empty() && !q.consumer.empty()) all.emplace(q.realm, q.consumer);
+    }
+    done(Consumers(all.begin(), all.end()));
   });
 }
 

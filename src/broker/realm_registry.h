@@ -84,6 +84,8 @@ class RealmRegistry {
   // A durable subscription read back from the store at start-up: its consumer is offline until it
   // connects again.
   void restore(const SubscribeSpec& spec);
+  // The same while the realm serves (an adopted subscription): a consumer online keeps its state.
+  void restore_missing(const SubscribeSpec& spec);
   // UNSUBSCRIBE (§0 row 4): removes the subscription; returns what it was, nullopt if there was none.
   std::optional<SubscribeSpec> unsubscribe(const std::string& key, const std::string& consumer);
   // A consumer's durable subscriptions, removed (its queues move to another node): what they were.
@@ -93,6 +95,10 @@ class RealmRegistry {
   std::vector<SubscribeSpec> unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint);
   // How many subscriptions the consumer name holds, under every key.
   size_t subscriptions_of(const std::string& consumer) const;
+  // Whether the consumer holds a subscription under `key`; whether it holds a durable one under any key
+  // (O(keys of the realm)).
+  bool subscribed(const std::string& key, const std::string& consumer) const;
+  bool has_durable(const std::string& consumer) const;
   // The connection of a consumer name, null when it is offline.
   EndpointPtr consumer_endpoint(const std::string& consumer) const;
   // Whether `name` is a producer or consumer name bound, online, to `endpoint` (E2EE: an identity a

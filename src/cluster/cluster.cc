@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -63,6 +64,12 @@ constexpr const char* kPublishSettingsScript =
     "return rev";
 
 Error unavailable() { return make_error("the cluster's store (redis) is unavailable; retry later", 503); }
+
+// A confirmed message the relay dropped (Redis away, the outbox full): the copies other nodes would have
+// stored are not, and the publisher is told so rather than given a confirm that covers less than it says.
+Error not_relayed() {
+  return make_error("not relayed to the other nodes (the cluster's redis is away or too slow); retry later", 503);
+}
 
 }  // namespace
 
@@ -139,7 +146,7 @@ class Cluster::Node {
     outs.push_back(Outgoing{m.realm, m.producer.value_or("ANONYMOUS"), m.event, m.broadcast, encode_relay(m),
                             std::move(m.group_picks), {}, false, m.confirm, confirmed});
     if (enqueue(std::move(outs))) return true;
-    if (confirmed) confirmed(0, Ok{});  // nothing went to another node: nothing to wait for
+    if (confirmed) confirmed(0, not_relayed());
     return false;
   }
 
@@ -414,7 +421,7 @@ class Cluster::Node {
     auto dropped = outbox_.take();
     relay_dropped_.fetch_add(dropped.size(), std::memory_order_relaxed);
     for (auto& m : dropped) {
-      if (m.confirmed) m.confirmed(0, Ok{});
+      if (m.confirmed) m.confirmed(0, not_relayed());
     }
     confirms_.fail_all(make_error("redis was lost before the other nodes confirmed their copies; they may be stored", 503));
     unanswered_seen_.store(0, std::memory_order_relaxed);
@@ -463,7 +470,7 @@ class Cluster::Node {
     for (auto& m : batch) {
       if (state_ != State::up || unanswered_ >= kMaxUnansweredCommands) {
         relay_dropped_.fetch_add(1, std::memory_order_relaxed);
-        if (m.confirmed) m.confirmed(0, Ok{});
+        if (m.confirmed) m.confirmed(0, not_relayed());
         continue;
       }
       if (!m.channel.empty()) {  // a bus text, for the node its publisher picked
@@ -705,7 +712,9 @@ class Cluster::Node {
   RelayConfirms confirms_{std::chrono::milliseconds(config_.node_lease_ms + 2000)};
   asio::steady_timer confirm_timer_{io_};
   bool confirms_armed_ = false;
-  std::atomic<uint64_t> next_confirm_{1};
+  // Tokens start at a random point, so that a late answer meant for this node id's previous process
+  // matches none of this one's.
+  std::atomic<uint64_t> next_confirm_{(std::random_device{}() | (uint64_t{std::random_device{}()} << 32)) >> 1 | 1};
   // Any thread:
   std::atomic<bool> up_{false};
   RelayOutbox outbox_;

@@ -11,8 +11,9 @@ using redis::Value;
 
 namespace {
 
-// How long an adoption may take before another node may try the section again (the adopter died).
-constexpr const char* kAdoptLockMs = "60000";
+// How long an adoption may take before another node may try the section again (the adopter died). An
+// adoption of a large section waits behind others on one thread; a repeated one only duplicates.
+constexpr const char* kAdoptLockMs = "300000";
 // Sections claimed per heartbeat: an adoption loads a whole section, so a node takes few at once.
 constexpr const char* kSectionsPerSweep = "2";
 
@@ -64,6 +65,17 @@ return out
 constexpr const char* kForgetHomeScript = R"lua(
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return 1
+)lua";
+
+// One section claimed for adoption here, as the sweep would (an offer note for this node is a hint, not an
+// order): 1 when it is this node's to adopt now. KEYS: <c>:sections, <c>:nodes. ARGV: section, node id,
+// the adopt lock's key, lock ms.
+constexpr const char* kClaimSectionBody = R"lua(
+local target = redis.call('HGET', KEYS[1], ARGV[1])
+if not target or ARGV[1] == ARGV[2] or alive(ARGV[1]) then return 0 end
+if target ~= '' and target ~= ARGV[2] and alive(target) then return 0 end
+if redis.call('SET', ARGV[3], ARGV[2], 'NX', 'PX', ARGV[4]) then return 1 end
+return 0
 )lua";
 
 // The section dropped, and its adopt lock if it is still this node's.
@@ -122,9 +134,11 @@ void DurableHomes::offer(const std::string& section, const std::string& to, std:
 }
 
 void DurableHomes::claim_section(const std::string& section) {
-  command_({"SET", config_.prefix + ":adopt:" + section, config_.node_id, "NX", "PX", kAdoptLockMs},
+  static const std::string script = with_alive(kClaimSectionBody);
+  command_({"EVAL", script, "2", sections_key_, nodes_key_, section, config_.node_id, config_.prefix + ":adopt:" + section,
+            kAdoptLockMs},
            [this, section](Result<Value> r) {
-             if (r && r->is_ok() && adopt_) adopt_(section);
+             if (r && r->kind == Value::Kind::integer && r->integer == 1 && adopt_) adopt_(section);
            });
 }
 

@@ -1,5 +1,7 @@
 #include "cluster/relay_confirms.h"
 
+#include <algorithm>
+
 #include "wire/log_text.h"
 
 namespace siomq::cluster {
@@ -15,7 +17,7 @@ void RelayConfirms::answer(const RelayAnswer& a) {
   auto it = waiting_.find(a.confirm);
   if (it == waiting_.end() || !it->second.nodes.erase(a.node_id)) return;
   Waiting& w = it->second;
-  w.stored += a.stored;
+  w.stored += std::min<uint64_t>(a.stored, 1u << 30);  // a hostile answer cannot wrap the count
   if (a.error && w.status)
     w.status = make_error("node " + log_text(a.node_id) + " could not store its copies: " + log_text(*a.error), 503);
   if (!w.nodes.empty()) return;

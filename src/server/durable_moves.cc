@@ -48,6 +48,34 @@ std::vector<store::Op> erasures_of(const store::Backend::Contents& contents) {
 
 }  // namespace
 
+void take_unsectioned(store::Backend& section, store::Backend::Contents& contents, const std::string& url,
+                      const std::string& prefix) {
+  if (!contents.rows.empty() || !contents.dead.empty() || !contents.subscriptions.empty()) return;
+  auto old = store::open_redis(url, prefix);
+  auto held = old->load();
+  if (!held.stream_messages.empty() || !held.consumers.empty() || !held.directory.empty())
+    spdlog::warn("store: {} stream messages, {} consumer states and {} directory entries under '{}' (kept before this "
+                 "node was in a cluster) are not read in a cluster on the redis store", held.stream_messages.size(),
+                 held.consumers.size(), held.directory.size(), log_text(prefix));
+  if (held.rows.empty() && held.dead.empty() && held.subscriptions.empty()) return;
+  store::Backend::Contents queues;
+  queues.rows = std::move(held.rows);
+  queues.dead = std::move(held.dead);
+  queues.subscriptions = std::move(held.subscriptions);
+  // Written here first, erased there after: a crash in between leaves them in both (read twice at worst).
+  std::vector<store::Op> puts;
+  for (const auto& row : queues.rows) puts.push_back(store::put(row));
+  for (const auto& d : queues.dead) puts.push_back(store::put(d));
+  for (const auto& rec : queues.subscriptions) puts.push_back(store::put(rec));
+  if (auto st = section.write(puts, true); !st) throw store::StoreError("store: " + st.error().message);
+  if (auto st = old->write(erasures_of(queues), true); !st) throw store::StoreError("store: " + st.error().message);
+  spdlog::info("store: {} queued messages, {} dead-lettered and {} durable subscriptions moved from '{}' into this "
+               "node's section", queues.rows.size(), queues.dead.size(), queues.subscriptions.size(), log_text(prefix));
+  contents.rows = std::move(queues.rows);
+  contents.dead = std::move(queues.dead);
+  contents.subscriptions = std::move(queues.subscriptions);
+}
+
 DurableMoves::DurableMoves(std::shared_ptr<surfaces::Context> ctx, std::string store_url, std::string store_prefix)
     : ctx_(std::move(ctx)), store_url_(std::move(store_url)), store_prefix_(std::move(store_prefix)) {
   work_.emplace(io_.get_executor());
@@ -79,6 +107,20 @@ void DurableMoves::on_note(const std::string& text) {
   asio::post(io_, [this, realm = note->realm, consumer = note->consumer, to = note->to] { release(realm, consumer, to); });
 }
 
+void DurableMoves::reconcile() {
+  ctx_->queues.consumers([this](broker::DurableQueues::Consumers all) {
+    asio::post(io_, [this, all = std::move(all)] {
+      for (const auto& one : all) settle(one.first, one.second);
+    });
+  });
+}
+
+void DurableMoves::settle(const std::string& realm, const std::string& consumer) {
+  ctx_->cluster->settle_home(realm, consumer, [this, realm, consumer](std::optional<std::string> home) {
+    if (home) asio::post(io_, [this, realm, consumer, to = *home] { release(realm, consumer, to); });
+  });
+}
+
 void DurableMoves::adopt(const std::string& section) {
   asio::post(io_, [this, section] { take(section); });
 }
@@ -86,11 +128,15 @@ void DurableMoves::adopt(const std::string& section) {
 void DurableMoves::release(const std::string& realm, const std::string& consumer, const std::string& to) {
   bool online = false;
   ctx_->broker.if_realm(realm, [&](broker::RealmRegistry& rm) {
-    // Back here meanwhile: its SUBSCRIBE here claimed the home again, and the other node moves back.
     online = rm.consumer_endpoint(consumer) != nullptr;
     if (!online) rm.take_durable(consumer);
   });
-  if (online) return;
+  if (online) {
+    // Still (or again) connected here — a half-open connection it left, or it came back: the home is
+    // claimed back, so that the node it lands on next asks for the queues again.
+    ctx_->cluster->claim_home(realm, consumer);
+    return;
+  }
   take_queues(realm, consumer, to);
   // A PRODUCE routed to the consumer just before its subscriptions went hands its copies to the queues a
   // moment later (after the realm's lock): they would stay here, stored for nobody. A second pass, once
@@ -100,7 +146,7 @@ void DurableMoves::release(const std::string& realm, const std::string& consumer
     if (ec) return;
     // Unless it subscribed here again meanwhile (its queues are this node's again).
     bool back = false;
-    ctx_->broker.if_realm(realm, [&](broker::RealmRegistry& rm) { back = rm.subscriptions_of(consumer) > 0; });
+    ctx_->broker.if_realm(realm, [&](broker::RealmRegistry& rm) { back = rm.has_durable(consumer); });
     if (!back) take_queues(realm, consumer, to);
   });
 }
@@ -181,12 +227,7 @@ void DurableMoves::take(const std::string& section) {
                          // Each consumer's queues go on to its home when that is another live node.
                          std::set<std::pair<std::string, std::string>> consumers;
                          for (const auto& sub : subs) consumers.emplace(sub.realm, sub.consumer);
-                         for (const auto& one : consumers) {
-                           ctx_->cluster->settle_home(one.first, one.second, [this, realm = one.first, consumer = one.second](
-                                                                                 std::optional<std::string> home) {
-                             if (home) asio::post(io_, [this, realm, consumer, to = *home] { release(realm, consumer, to); });
-                           });
-                         }
+                         for (const auto& one : consumers) settle(one.first, one.second);
                        });
                      });
 }

@@ -27,12 +27,20 @@
 #include <thread>
 
 #include "broker/durable_queues.h"
+#include "store/backend.h"
 
 namespace siomq::surfaces {
 struct Context;
 }
 
 namespace siomq::server {
+
+// At start-up, in a cluster on the redis store: the durable rows, DLQ entries and subscriptions a node kept
+// under the store's prefix itself before it had a section (a node alone, upgraded) move into `section`
+// when it holds none yet, and are erased there; `contents` (the section's, as loaded) gets them. Other
+// families under the old keys (streams, directories) stay and are not read (logged). Throws StoreError.
+void take_unsectioned(store::Backend& section, store::Backend::Contents& contents, const std::string& url,
+                      const std::string& prefix);
 
 class DurableMoves {
  public:
@@ -46,12 +54,17 @@ class DurableMoves {
   void on_note(const std::string& text);
   // A section claimed for this node: adopted.
   void adopt(const std::string& section);
+  // After the node (re)joined: each consumer with durable queues here has its home settled — claimed for
+  // this node (Redis may have lost it), or its queues moved to its home when that is another live node
+  // (a move note lost while this node was away, a restart under the same id).
+  void reconcile();
   // Stops the thread; work not begun is dropped (its records stay where they are, for the next sweep).
   void stop();
 
  private:
   void release(const std::string& realm, const std::string& consumer, const std::string& to);
   void take_queues(const std::string& realm, const std::string& consumer, const std::string& to);
+  void settle(const std::string& realm, const std::string& consumer);
   void offer(broker::DurableQueues::Moved moved, const std::string& to);
   void keep(broker::DurableQueues::Moved moved);
   void take(const std::string& section);

@@ -107,11 +107,12 @@ void Server::open_store() {
   cluster::ClusterConfig& cluster = settings_.cluster;
   if (cluster.enabled && st.backend == "redis") {
     if (cluster.node_id.empty()) cluster.node_id = auth::random_hex(8);
-    if (cluster::valid_section(cluster.node_id)) {
+    if (cluster::valid_section(cluster.node_id) && !cluster.node_id.starts_with("move:")) {
       cluster.durable_homes = true;
       prefix += ":" + cluster.node_id;
     } else {
-      spdlog::warn("cluster: node_id has spaces or control characters: durable queues stay on this node");
+      spdlog::warn("cluster: node_id has spaces or control characters, or starts with move:; durable queues stay on "
+                   "this node");
     }
   }
   backend_ = open_backend(st.backend, options_.data_dir, st.redis_url, prefix);
@@ -120,6 +121,7 @@ void Server::open_store() {
 void Server::start_queues() {
   const StorageSettings& st = settings_.storage;
   auto contents = backend_->load();
+  if (settings_.cluster.durable_homes) take_unsectioned(*backend_, contents, st.redis_url, st.redis_prefix);
   writer_ = std::make_unique<store::Writer>(
       *backend_, *store::parse_sync_mode(options_.sync), std::chrono::microseconds(options_.sync_window_us),
       [](std::chrono::nanoseconds took, size_t) { surfaces::http::process_metrics().store_write(took); });
@@ -211,7 +213,10 @@ void Server::join_cluster() {
     if (channel == cluster::kPresenceChannel) surfaces::on_presence_note(*ctx, text);
     if (channel == cluster::kDurableChannel && m) m->on_note(text);
   };
-  handlers.joined = [ctx] { surfaces::copy_shared_keys(*ctx); };
+  handlers.joined = [ctx, m = moves_.get()] {
+    surfaces::copy_shared_keys(*ctx);
+    if (m) m->reconcile();
+  };
   handlers.name_lost = [ctx](const std::string& realm, const std::string& name) { surfaces::drop_lost_name(*ctx, realm, name); };
   // The largest message a client could hand this node whole (a joined PRODUCE_CHUNK), with the envelope;
   // binary attachments travel in base64 (4/3).
@@ -275,6 +280,10 @@ void Server::load_tls() {
 
 void Server::move_store(surfaces::StoreTarget target, std::function<void(const Status&)> done) {
   boost::asio::post(main_io_, [this, target = std::move(target), done = std::move(done)] {
+    // Its section is what the other nodes adopt when it dies: the node's store stays there.
+    if (settings_.cluster.durable_homes)
+      return done(make_error("this node's durable queues live in its section of the cluster's redis store; "
+                             "set_persistence is not available in a cluster on the redis store", 409));
     try {
       next_backend_ = open_backend(target.backend, target.path.empty() ? options_.data_dir : target.path, target.url,
                                    target.prefix);

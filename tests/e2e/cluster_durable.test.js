@@ -14,6 +14,7 @@ const { waitFor, withTimeout, TIME_SCALE } = require('./lib/clients');
 const { redis } = require('./lib/redis');
 const { clusterPrefix, startNode, delay, client, settle, CROSS_MS, warmUp, real, WARM_UP } = require('./lib/cluster');
 const { makeCli } = require('./lib/cli');
+const { startServer } = require('./lib/server');
 
 const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
 const skip = !REDIS_URL && 'SIOMQ_TEST_REDIS_URL is not set';
@@ -317,3 +318,32 @@ test('a home is forgotten with the consumer\'s last subscription (UNSUBSCRIBE)',
   await waitFor(async () => (await homes(prefix)).length === 0, CROSS_MS, 'the home forgotten');
   await a.stop();
 });
+
+test('a node alone on the redis store that joins a cluster keeps its durable backlog: it moves into the node\'s section',
+  { skip }, async (t) => {
+    const prefix = clusterPrefix(t, REDIS_URL);
+    const store = `siomq-e2e-durable-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+    t.after(async () => {
+      const [keys] = await redis(REDIS_URL, ['KEYS', `${store}*`]);
+      if (keys && keys.length) await redis(REDIS_URL, ['DEL', ...keys]);
+    });
+    const storage = { storage_options: { url: REDIS_URL, prefix: store } };
+    const alone = await startServer(t, { settings: storage, args: ['--storage', 'redis'] });
+    const p = await producerOn(t, alone);
+    const x = await consumerOn(t, alone);
+    x.socket.close();
+    await delay(200);
+    await produceAll(p, range(0, 3));
+    await alone.stop();
+    assert.equal((await redis(REDIS_URL, ['HLEN', `${store}:rows`]))[0], 3);
+
+    const node = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-a', settings: { ...storage, cluster: { node_lease_ms: LEASE_MS } },
+      args: ['--storage', 'redis'] });
+    assert.equal((await redis(REDIS_URL, ['HLEN', `${store}:rows`]))[0], 0, 'moved out of the old keys');
+    assert.equal(await rows(store, 'node-a'), 3, 'into the node\'s section');
+    const again = await consumerOn(t, node);
+    await waitFor(() => distinct(again.got).length >= 3, CROSS_MS, 'the 3 kept');
+    assert.deepEqual(distinct(again.got), range(0, 3));
+    await ackAll(again);
+    await node.stop();
+  });

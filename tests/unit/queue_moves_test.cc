@@ -191,6 +191,32 @@ TEST(QueueMoves, ASubscriptionMadeAgainBeforeTheForgetIsKept) {
   EXPECT_EQ(left.subscriptions.size(), 1u);
 }
 
+TEST(QueueMoves, ASubscriptionTheConsumerMadeOnTheAdopterWinsOverTheAdoptedOne) {
+  Node a, b;
+  a.subscribe("x");
+  a.enqueue("x", 2);
+  auto moved = a.release("x");
+  // On B the consumer subscribed without ACK mode meanwhile: B's record and policy stay.
+  auto mine = ack_spec("x");
+  mine.policy = DeliveryPolicy{};
+  b.broker.with_realm("default", [&](RealmRegistry& r) { r.restore(mine); });
+  b.queues.save_subscription(surfaces::durable_subscription("default", mine));
+  auto subs = b.adopt(section_of(moved));
+  EXPECT_TRUE(subs.empty());  // nothing to restore: B has it
+  auto held = b.stored();
+  ASSERT_EQ(held.subscriptions.size(), 1u);
+  auto read = surfaces::read_subscription(held.subscriptions[0]);
+  ASSERT_TRUE(read);
+  EXPECT_FALSE(read->policy.ack);
+  EXPECT_EQ(held.rows.size(), 2u);
+  // And the copies reach the consumer online on B, without ACK mode.
+  auto x = b.online("x", "s1");
+  b.queues.replay(QueueCopy{"default", "p-e", "x", "x", DeliveryPolicy{}}, x);
+  auto sent = b.sink.wait_for(2);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(msg_id(sent[0].payload), "");  // no ACK fields
+}
+
 TEST(QueueMoves, ReleasingAConsumerWithNothingHereMovesNothing) {
   Node a;
   a.subscribe("y");

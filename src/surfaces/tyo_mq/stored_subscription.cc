@@ -116,7 +116,7 @@ void restore_offline(broker::Broker& broker, const std::vector<broker::DurableSu
     auto spec = decode_spec(sub.spec);
     if (!spec) continue;
     broker.with_realm(sub.realm, [&](broker::RealmRegistry& r) {
-      if (!r.consumer_endpoint(spec->consumer)) r.restore(*spec);
+      if (!r.subscribed(broker::subscription_key(spec->producer, spec->event), spec->consumer)) r.restore_missing(*spec);
     });
   }
 }

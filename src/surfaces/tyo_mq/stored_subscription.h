@@ -28,8 +28,8 @@ std::optional<broker::DurableSubscription> read_subscription(const store::Subscr
 // Puts the subscriptions DurableQueues::load gave back into their realms; their consumers are offline
 // until they connect again.
 void restore_subscriptions(broker::Broker& broker, const std::vector<broker::DurableSubscription>& subscriptions);
-// The same for subscriptions adopted from another node while this one serves: a consumer online here keeps
-// the subscriptions it made (restoring would mark it offline); its queues reach it through them.
+// The same for subscriptions adopted from another node while this one serves: one the consumer made here
+// again is kept as it is; the others are added (to a consumer online here too: routed to it at once).
 void restore_offline(broker::Broker& broker, const std::vector<broker::DurableSubscription>& subscriptions);
 
 }  // namespace siomq::surfaces

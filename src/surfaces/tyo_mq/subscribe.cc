@@ -94,7 +94,8 @@ void on_subscribe(Context& ctx, Session& session, const Request& request, Reply&
   // In a cluster the name is held by one connection across the nodes, as CONSUMER's (registration.h), and
   // a durable consumer's queues live where it subscribed last (server/durable_moves.h).
   if (claim) claim_consumer_name(ctx, session, reply, realm, spec.consumer);
-  if (ctx.cluster && spec.durable) ctx.cluster->claim_home(realm, spec.consumer);
+  // Shared names (ANONYMOUS, an admin's) are no one's to move.
+  if (claim && spec.durable) ctx.cluster->claim_home(realm, spec.consumer);
 }
 
 void on_unsubscribe(Context& ctx, Session& session, const Request& request, Reply& reply) {
