@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "auth/hmac.h"
+#include "cluster/document_changes.h"
 #include "cluster/durable_homes.h"
 #include "cluster/relay_confirms.h"
 #include "cluster/interest_sync.h"
@@ -52,8 +53,6 @@ constexpr auto kMaxRetry = 2000ms;
 // A claimed nonce lives as long as a proof could still be accepted (±5 min), twice over (§8.1).
 constexpr const char* kNonceTtlMs = "600000";
 // Document changes waiting their turn on this node, and how often one is tried against other nodes'.
-constexpr size_t kMaxQueuedChanges = 1000;
-constexpr int kMaxChangeAttempts = 8;
 
 // The settings document, its revision and the change note in one step, so that whatever this node
 // publishes after a settings change (a decided enrolment request) reaches peers after the change's note.
@@ -89,7 +88,8 @@ class Cluster::Node {
                [this](const std::string& realm, const std::string& name) {
                  if (handlers_.name_lost) handlers_.name_lost(realm, name);
                }),
-        homes_(config_, [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); },
+        homes_(io_, config_, [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); },
+               [this] { return state_ == State::up; },
                [this](const std::string& section) {
                  if (handlers_.adopt_section) handlers_.adopt_section(section);
                }) {
@@ -200,48 +200,7 @@ class Cluster::Node {
     asio::post(io_, [this, realm, name] { names_.release(realm, name, state_ == State::up); });
   }
 
-  // Durable homes: nothing while Redis is away (a claim is made again by the consumer's next SUBSCRIBE; a
-  // section is swept again at the next heartbeat).
-  void claim_home(const std::string& realm, const std::string& consumer) {
-    if (!config_.durable_homes) return;
-    asio::post(io_, [this, realm, consumer] {
-      if (state_ == State::up) homes_.claim(realm, consumer);
-    });
-  }
-
-  void release_home(const std::string& realm, const std::string& consumer) {
-    if (!config_.durable_homes) return;
-    asio::post(io_, [this, realm, consumer] {
-      if (state_ == State::up) homes_.release(realm, consumer);
-    });
-  }
-
-  void settle_home(const std::string& realm, const std::string& consumer,
-                   std::function<void(std::optional<std::string>)> done) {
-    asio::post(io_, [this, realm, consumer, done = std::move(done)]() mutable {
-      if (state_ != State::up) return done(std::nullopt);
-      homes_.settle(realm, consumer, std::move(done));
-    });
-  }
-
-  void offer_section(const std::string& section, const std::string& to, std::function<void(const Status&)> done) {
-    asio::post(io_, [this, section, to, done = std::move(done)]() mutable {
-      if (state_ != State::up) return done(unavailable());
-      homes_.offer(section, to, std::move(done));
-    });
-  }
-
-  void claim_section(const std::string& section) {
-    asio::post(io_, [this, section] {
-      if (state_ == State::up) homes_.claim_section(section);
-    });
-  }
-
-  void section_adopted(const std::string& section) {
-    asio::post(io_, [this, section] {
-      if (state_ == State::up) homes_.adopted(section);
-    });
-  }
+  DurableHomes& homes() { return homes_; }
 
   void read_document(const std::string& name, Link::Read done) {
     asio::post(io_, [this, key = config_.prefix + ":" + name, done = std::move(done)]() mutable {
@@ -254,10 +213,8 @@ class Cluster::Node {
   }
 
   void change_document(const std::string& name, Link::Change change, std::function<void(const Status&)> done) {
-    asio::post(io_, [this, c = DocumentChange{config_.prefix + ":" + name, std::move(change), std::move(done)}]() mutable {
-      if (changes_.size() >= kMaxQueuedChanges) return c.done(make_error("too many changes wait for redis; retry later", 503));
-      changes_.push_back(std::move(c));
-      if (changes_.size() == 1) next_change();
+    asio::post(io_, [this, key = config_.prefix + ":" + name, change = std::move(change), done = std::move(done)]() mutable {
+      changes_.change(std::move(key), std::move(change), std::move(done));
     });
   }
 
@@ -528,52 +485,6 @@ class Cluster::Node {
             });
   }
 
-  // One change of a shared document at a time: WATCH the key, read it, and write the changed text in a
-  // MULTI/EXEC that Redis refuses when another node wrote the key in between (then: again, from the read).
-  // MULTI, SET and EXEC go out in one turn of this thread, so no other command of ours falls inside.
-  struct DocumentChange {
-    std::string key;
-    Link::Change change;
-    std::function<void(const Status&)> done;
-    int attempts = 0;
-  };
-
-  void next_change() {
-    if (changes_.empty()) return;
-    if (state_ != State::up) return finish_change(unavailable());
-    const std::string key = changes_.front().key;
-    command({"WATCH", key}, [](Result<Value>) {});
-    command({"GET", key}, [this, gen = generation_](Result<Value> r) {
-      if (gen != generation_ || !r || (r->kind != Value::Kind::nil && r->kind != Value::Kind::string)) {
-        if (gen == generation_) command({"UNWATCH"}, [](Result<Value>) {});  // else the next change may abort
-        return finish_change(unavailable());
-      }
-      DocumentChange& c = changes_.front();
-      auto changed = c.change(r->kind == Value::Kind::nil ? std::nullopt : std::optional<std::string>(std::move(r->text)));
-      if (!changed) {
-        command({"UNWATCH"}, [](Result<Value>) {});
-        return finish_change(changed.error());
-      }
-      command({"MULTI"}, [](Result<Value>) {});
-      command({"SET", c.key, std::move(*changed)}, [](Result<Value>) {});
-      command({"EXEC"}, [this, gen](Result<Value> done) {
-        if (gen != generation_ || !done || done->kind == Value::Kind::error) return finish_change(unavailable());
-        if (done->kind != Value::Kind::nil) return finish_change(Ok{});
-        // Another node changed the document since our read: read it again, a bounded number of times.
-        if (++changes_.front().attempts < kMaxChangeAttempts) return next_change();
-        finish_change(make_error("the cluster's document keeps changing; retry later", 503));
-      });
-    });
-  }
-
-  // Ends the change in front and starts the next one on a later turn (no recursion down a long queue).
-  void finish_change(const Status& s) {
-    auto done = std::move(changes_.front().done);
-    changes_.pop_front();
-    done(s);
-    if (!changes_.empty()) asio::post(io_, [this] { next_change(); });
-  }
-
   void adopt(const std::string& document) {
     if (handlers_.adopt_settings) handlers_.adopt_settings(document);
   }
@@ -703,7 +614,8 @@ class Cluster::Node {
   std::chrono::steady_clock::time_point ping_sent_;
   size_t unanswered_ = 0;
   std::optional<std::string> pending_settings_;
-  std::deque<DocumentChange> changes_;  // the front one is running
+  DocumentChanges changes_{io_, [this](std::vector<std::string> args, AsyncClient::ReplyHandler h) { command(args, std::move(h)); },
+                           [this] { return state_ == State::up; }, [this] { return generation_; }};
   std::string messages_channel_, settings_channel_;
   InterestSync interest_;
   NameClaims names_;
@@ -756,19 +668,21 @@ void Cluster::release_name(const std::string& realm, const std::string& name) { 
 void Cluster::answer_relayed(const std::string& origin, uint64_t confirm, size_t stored, const Status& status) {
   node_->answer_relayed(origin, confirm, stored, status);
 }
-void Cluster::claim_home(const std::string& realm, const std::string& consumer) { node_->claim_home(realm, consumer); }
+void Cluster::claim_home(const std::string& realm, const std::string& consumer) {
+  if (config_.durable_homes) node_->homes().claim(realm, consumer);
+}
 void Cluster::release_home(const std::string& realm, const std::string& consumer) {
-  node_->release_home(realm, consumer);
+  if (config_.durable_homes) node_->homes().release(realm, consumer);
 }
 void Cluster::settle_home(const std::string& realm, const std::string& consumer,
                           std::function<void(std::optional<std::string>)> done) {
-  node_->settle_home(realm, consumer, std::move(done));
+  node_->homes().settle(realm, consumer, std::move(done));
 }
 void Cluster::offer_section(const std::string& section, const std::string& to, std::function<void(const Status&)> done) {
-  node_->offer_section(section, to, std::move(done));
+  node_->homes().offer(section, to, std::move(done));
 }
-void Cluster::claim_section(const std::string& section) { node_->claim_section(section); }
-void Cluster::section_adopted(const std::string& section) { node_->section_adopted(section); }
+void Cluster::claim_section(const std::string& section) { node_->homes().claim_section(section); }
+void Cluster::section_adopted(const std::string& section) { node_->homes().adopted(section); }
 void Cluster::read_document(const std::string& name, Read done) { node_->read_document(name, std::move(done)); }
 void Cluster::change_document(const std::string& name, Change change, std::function<void(const Status&)> done) {
   node_->change_document(name, std::move(change), std::move(done));

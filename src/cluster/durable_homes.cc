@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/post.hpp>
+
 #include "cluster/link.h"
 #include "wire/log_text.h"
 
@@ -90,65 +92,91 @@ std::string with_alive(const char* body) { return std::string(kAlive) + body; }
 
 }  // namespace
 
-DurableHomes::DurableHomes(const ClusterConfig& config, Command command, Adopt adopt)
-    : config_(config),
+DurableHomes::DurableHomes(boost::asio::io_context& io, const ClusterConfig& config, Command command,
+                           std::function<bool()> up, Adopt adopt)
+    : io_(io),
+      config_(config),
       command_(std::move(command)),
+      up_(std::move(up)),
       adopt_(std::move(adopt)),
       sections_key_(config.prefix + ":sections"),
       nodes_key_(config.prefix + ":nodes") {}
 
+void DurableHomes::when_up(std::function<void()> f, std::function<void()> otherwise) {
+  boost::asio::post(io_, [this, f = std::move(f), otherwise = std::move(otherwise)] {
+    if (up_()) f();
+    else if (otherwise) otherwise();
+  });
+}
+
 void DurableHomes::claim(const std::string& realm, const std::string& consumer) {
-  static const std::string script = with_alive(kClaimBody);
-  command_({"EVAL", script, "2", config_.prefix + ":homes:" + realm, nodes_key_, consumer, config_.node_id},
-           [this, realm, consumer](Result<Value> r) {
-             if (!r || r->kind != Value::Kind::string || r->text.empty()) return;
-             // The queues are on a live node: it moves them here (a note every node reads; only `from` acts).
-             DurableNote note{DurableNote::Kind::move, realm, consumer, r->text, config_.node_id, {}};
-             command_({"PUBLISH", config_.prefix + ":" + kDurableChannel, encode_durable_note(note)}, [](Result<Value>) {});
-           });
+  when_up([=, this] {
+    static const std::string script = with_alive(kClaimBody);
+    command_({"EVAL", script, "2", config_.prefix + ":homes:" + realm, nodes_key_, consumer, config_.node_id},
+             [this, realm, consumer](Result<Value> r) {
+               if (!r || r->kind != Value::Kind::string || r->text.empty()) return;
+               // The queues are on a live node: it moves them here (a note every node reads; only `from` acts).
+               DurableNote note{DurableNote::Kind::move, realm, consumer, r->text, config_.node_id, {}};
+               command_({"PUBLISH", config_.prefix + ":" + kDurableChannel, encode_durable_note(note)}, [](Result<Value>) {});
+             });
+  });
 }
 
 void DurableHomes::release(const std::string& realm, const std::string& consumer) {
-  const std::string key = config_.prefix + ":homes:" + realm;
-  if (consumer.empty()) return command_({"DEL", key}, [](Result<Value>) {});
-  command_({"EVAL", kForgetHomeScript, "1", key, consumer, config_.node_id}, [](Result<Value>) {});
+  when_up([=, this] {
+    const std::string key = config_.prefix + ":homes:" + realm;
+    if (consumer.empty()) return command_({"DEL", key}, [](Result<Value>) {});
+    command_({"EVAL", kForgetHomeScript, "1", key, consumer, config_.node_id}, [](Result<Value>) {});
+  });
 }
 
 void DurableHomes::settle(const std::string& realm, const std::string& consumer,
                           std::function<void(std::optional<std::string>)> done) {
   static const std::string script = with_alive(kSettleBody);
-  command_({"EVAL", script, "2", config_.prefix + ":homes:" + realm, nodes_key_, consumer, config_.node_id},
-           [done = std::move(done)](Result<Value> r) {
-             if (!r || r->kind != Value::Kind::string || r->text.empty()) return done(std::nullopt);
-             done(std::move(r->text));
-           });
+  when_up(
+      [=, this] {
+        command_({"EVAL", script, "2", config_.prefix + ":homes:" + realm, nodes_key_, consumer, config_.node_id},
+                 [done](Result<Value> r) {
+                   if (!r || r->kind != Value::Kind::string || r->text.empty()) return done(std::nullopt);
+                   done(std::move(r->text));
+                 });
+      },
+      [done] { done(std::nullopt); });
 }
 
 void DurableHomes::offer(const std::string& section, const std::string& to, std::function<void(const Status&)> done) {
-  DurableNote note{DurableNote::Kind::adopt, {}, {}, {}, to, section};
-  command_({"HSET", sections_key_, section, to}, [this, note = std::move(note), done = std::move(done)](Result<Value> r) {
-    if (!r || r->kind == Value::Kind::error) return done(make_error(r ? r->text : r.error().message, 503));
-    command_({"PUBLISH", config_.prefix + ":" + kDurableChannel, encode_durable_note(note)}, [](Result<Value>) {});
-    done(Ok{});
-  });
+  when_up(
+      [=, this] {
+        DurableNote note{DurableNote::Kind::adopt, {}, {}, {}, to, section};
+        command_({"HSET", sections_key_, section, to}, [this, note, done](Result<Value> r) {
+          if (!r || r->kind == Value::Kind::error) return done(make_error(r ? r->text : r.error().message, 503));
+          command_({"PUBLISH", config_.prefix + ":" + kDurableChannel, encode_durable_note(note)}, [](Result<Value>) {});
+          done(Ok{});
+        });
+      },
+      [done] { done(make_error("the cluster's redis is away", 503)); });
 }
 
 void DurableHomes::claim_section(const std::string& section) {
-  static const std::string script = with_alive(kClaimSectionBody);
-  command_({"EVAL", script, "2", sections_key_, nodes_key_, section, config_.node_id, config_.prefix + ":adopt:" + section,
-            kAdoptLockMs},
-           [this, section](Result<Value> r) {
-             if (r && r->kind == Value::Kind::integer && r->integer == 1 && adopt_) adopt_(section);
-           });
+  when_up([=, this] {
+    static const std::string script = with_alive(kClaimSectionBody);
+    command_({"EVAL", script, "2", sections_key_, nodes_key_, section, config_.node_id, config_.prefix + ":adopt:" + section,
+              kAdoptLockMs},
+             [this, section](Result<Value> r) {
+               if (r && r->kind == Value::Kind::integer && r->integer == 1 && adopt_) adopt_(section);
+             });
+  });
 }
 
 void DurableHomes::adopted(const std::string& section) {
-  command_({"EVAL", kAdoptedScript, "2", sections_key_, config_.prefix + ":adopt:" + section, section, config_.node_id},
-           [section](Result<Value> r) {
-             if (!r || r->kind == Value::Kind::error)
-               spdlog::warn("cluster: section {} adopted but not dropped: {}", log_text(section),
-                            r ? r->text : r.error().message);
-           });
+  when_up([=, this] {
+    command_({"EVAL", kAdoptedScript, "2", sections_key_, config_.prefix + ":adopt:" + section, section, config_.node_id},
+             [section](Result<Value> r) {
+               if (!r || r->kind == Value::Kind::error)
+                 spdlog::warn("cluster: section {} adopted but not dropped: {}", log_text(section),
+                              r ? r->text : r.error().message);
+             });
+  });
 }
 
 void DurableHomes::sweep() {

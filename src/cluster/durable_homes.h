@@ -14,8 +14,13 @@
 // that node is told (a note on <c>:durable) to move the queues over. A node that adopted queues settles
 // their homes: a consumer whose home is another live node has them moved on to it.
 //
-// Threading: the cluster thread only.
+// Threading: the public members but sweep() may be called from any thread: they run on the cluster
+// thread, and do nothing while Redis is away (a claim is made again by the consumer's next SUBSCRIBE or the
+// next join's settling; a section is swept again at the next heartbeat). Callbacks run on the cluster
+// thread. sweep(): the cluster thread only.
 #pragma once
+
+#include <boost/asio/io_context.hpp>
 
 #include <functional>
 #include <optional>
@@ -36,7 +41,9 @@ class DurableHomes {
   // A section claimed for this node, to adopt.
   using Adopt = std::function<void(const std::string& section)>;
 
-  DurableHomes(const ClusterConfig& config, Command command, Adopt adopt);
+  // `up`: whether Redis is there now (read on the cluster thread).
+  DurableHomes(boost::asio::io_context& io, const ClusterConfig& config, Command command, std::function<bool()> up,
+               Adopt adopt);
 
   // The consumer subscribed durably here: its home is this node from now on. When another live node held it,
   // that node is told to move its queues here.
@@ -48,7 +55,8 @@ class DurableHomes {
   // nullopt when it is this node's now (or Redis cannot say: they stay here).
   void settle(const std::string& realm, const std::string& consumer,
               std::function<void(std::optional<std::string>)> done);
-  // A section written for node `to`: registered (anyone adopts it once `to` is gone), and `to` told.
+  // A section written for node `to`: registered (anyone adopts it once `to` is gone), and `to` told; 503
+  // while Redis is away.
   void offer(const std::string& section, const std::string& to, std::function<void(const Status&)> done);
   // Claims `section` for adoption here (an adopt note for this node): `adopt` is called when it is ours.
   void claim_section(const std::string& section);
@@ -59,8 +67,13 @@ class DurableHomes {
   void sweep();
 
  private:
+  // Runs `f` on the cluster thread while Redis is there; `otherwise` when it is not.
+  void when_up(std::function<void()> f, std::function<void()> otherwise = {});
+
+  boost::asio::io_context& io_;
   const ClusterConfig& config_;
   Command command_;
+  std::function<bool()> up_;
   Adopt adopt_;
   std::string sections_key_, nodes_key_;
 };

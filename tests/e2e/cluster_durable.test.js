@@ -10,7 +10,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
-const { waitFor, withTimeout, TIME_SCALE } = require('./lib/clients');
+const { waitFor, TIME_SCALE, ack } = require('./lib/clients');
 const { redis } = require('./lib/redis');
 const { clusterPrefix, startNode, delay, client, settle, CROSS_MS, warmUp, real, WARM_UP } = require('./lib/cluster');
 const { makeCli } = require('./lib/cli');
@@ -26,21 +26,27 @@ const SUB_RETRY = { ...SUB, ack_timeout: `${TIME_SCALE}s`, retry: { max_attempts
 const ADOPT_MS = 15000 * TIME_SCALE;  // a dead node's lease plus a few seconds
 const range = (from, to) => Array.from({ length: to - from }, (_, i) => from + i);
 
+// A store prefix of the test's own; every key under it (the old keys and every section's) is deleted after.
+function storePrefix(t) {
+  const store = `siomq-e2e-durable-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+  t.after(async () => {
+    try {
+      const [keys] = await redis(REDIS_URL, ['KEYS', `${store}*`]);
+      if (keys && keys.length) await redis(REDIS_URL, ['DEL', ...keys]);
+    } catch { /* redis may be gone already */ }
+  });
+  return store;
+}
+
 // `count` nodes (node-a, node-b, …) of one cluster on the redis store, under a store prefix of the test's own.
 async function cluster(t, count) {
   const prefix = clusterPrefix(t, REDIS_URL);
-  const store = `siomq-e2e-durable-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+  const store = storePrefix(t);
   const settings = { cluster: { node_lease_ms: LEASE_MS }, storage_options: { url: REDIS_URL, prefix: store } };
   const nodes = [];
   for (let i = 0; i < count; i++) {
     nodes.push(await startNode(t, { url: REDIS_URL, prefix, nodeId: `node-${'abc'[i]}`, settings, args: ['--storage', 'redis'] }));
   }
-  t.after(async () => {
-    try {
-      const [keys] = await redis(REDIS_URL, ['KEYS', `${store}:*`]);
-      if (keys && keys.length) await redis(REDIS_URL, ['DEL', ...keys]);
-    } catch { /* redis may be gone already */ }
-  });
   return { prefix, store, nodes };
 }
 
@@ -94,19 +100,6 @@ async function warm(p, x) {
   await ackAll(x);
 }
 
-// ACK (one at a time, the ACK_OK / ACK_FAIL event and the callback agreeing) as in tyo_mq_durable.test.js.
-async function ack(socket, payload) {
-  const event = new Promise((resolve) => {
-    const ok = (m) => { socket.off('ACK_FAIL', fail); resolve(['ACK_OK', m]); };
-    const fail = (m) => { socket.off('ACK_OK', ok); resolve(['ACK_FAIL', m]); };
-    socket.once('ACK_OK', ok);
-    socket.once('ACK_FAIL', fail);
-  });
-  const reply = await socket.timeout(5000 * TIME_SCALE).emitWithAck('ACK', payload);
-  const [name, body] = await withTimeout(event, 5000 * TIME_SCALE, 'ACK_OK or ACK_FAIL');
-  assert.deepEqual(body, reply, 'the event and the callback carry the same answer');
-  return { name, ...reply };
-}
 
 // ACKs every delivery 'x' got that it has not ACKed yet (each msgId once): each answers ACK_OK.
 async function ackAll(x) {
@@ -236,11 +229,7 @@ test('kill -9 of the node a consumer was online on, with deliveries in flight un
 test('a node restarted under a new node id (the default: a random one per process) finds its durable backlog: it adopts its old section',
   { skip }, async (t) => {
     const prefix = clusterPrefix(t, REDIS_URL);
-    const store = `siomq-e2e-durable-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
-    t.after(async () => {
-      const [keys] = await redis(REDIS_URL, ['KEYS', `${store}:*`]);
-      if (keys && keys.length) await redis(REDIS_URL, ['DEL', ...keys]);
-    });
+    const store = storePrefix(t);
     const settings = { cluster: { node_lease_ms: LEASE_MS }, storage_options: { url: REDIS_URL, prefix: store } };
     const first = await startNode(t, { url: REDIS_URL, prefix, settings, args: ['--storage', 'redis'] });
     const p = await producerOn(t, first);
@@ -322,11 +311,7 @@ test('a home is forgotten with the consumer\'s last subscription (UNSUBSCRIBE)',
 test('a node alone on the redis store that joins a cluster keeps its durable backlog: it moves into the node\'s section',
   { skip }, async (t) => {
     const prefix = clusterPrefix(t, REDIS_URL);
-    const store = `siomq-e2e-durable-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
-    t.after(async () => {
-      const [keys] = await redis(REDIS_URL, ['KEYS', `${store}*`]);
-      if (keys && keys.length) await redis(REDIS_URL, ['DEL', ...keys]);
-    });
+    const store = storePrefix(t);
     const storage = { storage_options: { url: REDIS_URL, prefix: store } };
     const alone = await startServer(t, { settings: storage, args: ['--storage', 'redis'] });
     const p = await producerOn(t, alone);

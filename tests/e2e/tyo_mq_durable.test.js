@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { startServer, runServerOnce, tempDir, delay } = require('./lib/server');
-const { connectV4, once: onceArgs, waitFor, withTimeout, RawEio, TIME_SCALE, onChunked } = require('./lib/clients');
+const { connectV4, once: onceArgs, waitFor, RawEio, TIME_SCALE, onChunked, ack } = require('./lib/clients');
 const { redis } = require('./lib/redis');
 
 const REDIS_URL = process.env.SIOMQ_TEST_REDIS_URL;
@@ -93,20 +93,6 @@ function produce(socket, fields) {
   return socket.timeout(10000 * TIME_SCALE).emitWithAck('PRODUCE', { event: 'e', from: 'p', ...fields });
 }
 
-// ACK with a callback: the ACK_OK / ACK_FAIL event and the callback must agree; resolves with
-// { name: 'ACK_OK' | 'ACK_FAIL', ...reply }. One ACK at a time per socket.
-async function ack(socket, payload) {
-  const event = new Promise((resolve) => {
-    const ok = (m) => { socket.off('ACK_FAIL', fail); resolve(['ACK_OK', m]); };
-    const fail = (m) => { socket.off('ACK_OK', ok); resolve(['ACK_FAIL', m]); };
-    socket.once('ACK_OK', ok);
-    socket.once('ACK_FAIL', fail);
-  });
-  const reply = await socket.timeout(5000 * TIME_SCALE).emitWithAck('ACK', payload);
-  const [name, body] = await withTimeout(event, 5000 * TIME_SCALE, 'ACK_OK or ACK_FAIL');
-  assert.deepEqual(body, reply, 'the event and the callback carry the same answer');
-  return { name, ...reply };
-}
 
 const messages = (got) => got.map((m) => m.message);
 const NOT_FOUND = { name: 'ACK_FAIL', ok: false, code: 404, message: 'Pending ACK not found' };

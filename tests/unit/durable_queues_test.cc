@@ -20,14 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The msgId of a delivery payload.
-std::string msg_id(const std::string& payload) {
-  auto at = payload.find("\"msgId\":\"");
-  if (at == std::string::npos) return {};
-  at += 9;
-  return payload.substr(at, payload.find('"', at) - at);
-}
-
 SubscribeSpec spec(const std::string& consumer, DeliveryPolicy policy, bool durable = true) {
   SubscribeSpec s;
   s.producer = "p";

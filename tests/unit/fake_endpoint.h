@@ -85,6 +85,14 @@ class Recorder {
   std::vector<std::function<void(bool)>> receipts_;
 };
 
+// The msgId of a delivery payload (ACK mode), "" without one.
+inline std::string msg_id(const std::string& payload) {
+  auto at = payload.find("\"msgId\":\"");
+  if (at == std::string::npos) return {};
+  at += 9;
+  return payload.substr(at, payload.find('"', at) - at);
+}
+
 class RecordingEndpoint : public FakeEndpoint {
  public:
   RecordingEndpoint(std::string id, Recorder& recorder) : FakeEndpoint(std::move(id)), recorder_(recorder) {}

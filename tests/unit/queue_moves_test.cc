@@ -17,13 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string msg_id(const std::string& payload) {
-  auto at = payload.find("\"msgId\":\"");
-  if (at == std::string::npos) return {};
-  at += 9;
-  return payload.substr(at, payload.find('"', at) - at);
-}
-
 SubscribeSpec ack_spec(const std::string& consumer) {
   SubscribeSpec s;
   s.producer = "p";

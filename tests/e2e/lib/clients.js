@@ -3,6 +3,7 @@
 // hand-made WebSocket over a plain TCP socket (for a client that never reads).
 'use strict';
 
+const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const net = require('node:net');
 const { io, Manager } = require('socket.io-client');
@@ -271,8 +272,23 @@ function collect(socket, event) {
   return got;
 }
 
+// A tyo-mq ACK with a callback (§3.7): the ACK_OK / ACK_FAIL event and the callback must agree; resolves
+// with { name: 'ACK_OK' | 'ACK_FAIL', ...reply }. One ACK at a time per socket.
+async function ack(socket, payload) {
+  const event = new Promise((resolve) => {
+    const ok = (m) => { socket.off('ACK_FAIL', fail); resolve(['ACK_OK', m]); };
+    const fail = (m) => { socket.off('ACK_OK', ok); resolve(['ACK_FAIL', m]); };
+    socket.once('ACK_OK', ok);
+    socket.once('ACK_FAIL', fail);
+  });
+  const reply = await socket.timeout(5000 * TIME_SCALE).emitWithAck('ACK', payload);
+  const [name, body] = await withTimeout(event, 5000 * TIME_SCALE, 'ACK_OK or ACK_FAIL');
+  assert.deepEqual(body, reply, 'the event and the callback carry the same answer');
+  return { name, ...reply };
+}
+
 module.exports = {
-  io, Manager, ioV2, WebSocket,
+  io, Manager, ioV2, WebSocket, ack,
   withTimeout, once, waitFor, connectV4, connectErrorV4, connectV2, emitAck, ping, onChunked, collect,
   RawEio, clientFrame, handmadeWebSocket, DEFAULT_TIMEOUT_MS, TIME_SCALE,
 };
