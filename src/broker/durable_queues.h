@@ -168,11 +168,9 @@ class DurableQueues {
   // failure nothing moved.
   void move_store(store::Backend& next, std::function<void(const Status&)> done, MoveAlong along = {});
   // Durable queues across nodes (docs/scale-out.md "Durable queues across nodes"; queue_moves.cc).
-  // A consumer's queues taken out of this node: their rows (by seq) and stored subscriptions.
-  struct Moved {
-    std::vector<store::Row> rows;
-    std::vector<store::SubscriptionRecord> subscriptions;
-  };
+  // A consumer's queues taken out of this node, as a store holds them: their rows (by seq) and stored
+  // subscriptions (no DLQ entries: those stay).
+  using Moved = store::Backend::Contents;
   // Takes every queue of the consumer name `consumer` in `realm`, and its stored subscriptions, out of
   // this node: from now on they are not delivered, timed or expired here. Their records stay in the store
   // until forget(). `done` on the queues thread. Copies in flight there are delivered again where they go.

@@ -262,10 +262,13 @@ std::vector<std::string> RealmRegistry::interest_terms() const {
 }
 
 void RealmRegistry::restore(const SubscribeSpec& spec) {
+  const std::string key = subscription_key(spec.producer, spec.event);
+  if (auto it = subscriptions_.find(key); it != subscriptions_.end() && it->second.by_consumer.count(spec.consumer))
+    return;  // made again here meanwhile: that one is newer
   Consumer& c = consumers_[spec.consumer];
   if (c.id.empty()) c.id = spec.id;
-  c.offline_since_ms = steady_ms();
-  upsert(subscription_key(spec.producer, spec.event), spec);
+  if (!c.online) c.offline_since_ms = steady_ms();
+  upsert(key, spec);
 }
 
 size_t RealmRegistry::subscriptions_of(const std::string& consumer) const {
@@ -273,37 +276,23 @@ size_t RealmRegistry::subscriptions_of(const std::string& consumer) const {
   return it == consumers_.end() ? 0 : it->second.subscriptions;
 }
 
-bool RealmRegistry::subscribed(const std::string& key, const std::string& consumer) const {
-  auto it = subscriptions_.find(key);
-  return it != subscriptions_.end() && it->second.by_consumer.count(consumer);
-}
-
-bool RealmRegistry::has_durable(const std::string& consumer) const {
-  for (const auto& [key, subs] : subscriptions_) {
-    auto it = subs.by_consumer.find(consumer);
-    if (it != subs.by_consumer.end() && subs.in_order.at(it->second).spec.durable) return true;
-  }
-  return false;
-}
-
-std::vector<SubscribeSpec> RealmRegistry::take_durable(const std::string& consumer) {
+std::vector<std::string> RealmRegistry::durable_keys(const std::string& consumer) const {
   std::vector<std::string> keys;
   for (const auto& [key, subs] : subscriptions_) {
     auto it = subs.by_consumer.find(consumer);
     if (it != subs.by_consumer.end() && subs.in_order.at(it->second).spec.durable) keys.push_back(key);
   }
+  return keys;
+}
+
+bool RealmRegistry::has_durable(const std::string& consumer) const { return !durable_keys(consumer).empty(); }
+
+std::vector<SubscribeSpec> RealmRegistry::take_durable(const std::string& consumer) {
   std::vector<SubscribeSpec> out;
-  for (const auto& key : keys) {
+  for (const auto& key : durable_keys(consumer)) {
     if (auto spec = unsubscribe(key, consumer)) out.push_back(std::move(*spec));
   }
   return out;
-}
-
-void RealmRegistry::restore_missing(const SubscribeSpec& spec) {
-  Consumer& c = consumers_[spec.consumer];
-  if (c.id.empty()) c.id = spec.id;
-  if (!c.online) c.offline_since_ms = steady_ms();
-  upsert(subscription_key(spec.producer, spec.event), spec);
 }
 
 std::optional<SubscribeSpec> RealmRegistry::unsubscribe(const std::string& key, const std::string& consumer) {

@@ -81,11 +81,10 @@ class RealmRegistry {
   // SUBSCRIBE (§3.3): creates or overwrites the (key, consumer) subscription. Returns the key and the
   // presence events.
   std::pair<std::string, std::vector<Notice>> subscribe(const SubscribeSpec& spec, const EndpointPtr& endpoint);
-  // A durable subscription read back from the store at start-up: its consumer is offline until it
-  // connects again.
+  // A durable subscription read back from the store (at start-up, or adopted from another node): its
+  // consumer is offline until it connects again, unless it is online here. One the consumer holds under
+  // that key already (made here since) is newer and stays as it is.
   void restore(const SubscribeSpec& spec);
-  // The same while the realm serves (an adopted subscription): a consumer online keeps its state.
-  void restore_missing(const SubscribeSpec& spec);
   // UNSUBSCRIBE (§0 row 4): removes the subscription; returns what it was, nullopt if there was none.
   std::optional<SubscribeSpec> unsubscribe(const std::string& key, const std::string& consumer);
   // A consumer's durable subscriptions, removed (its queues move to another node): what they were.
@@ -95,9 +94,7 @@ class RealmRegistry {
   std::vector<SubscribeSpec> unsubscribe_all_of(const std::string& key, const EndpointPtr& endpoint);
   // How many subscriptions the consumer name holds, under every key.
   size_t subscriptions_of(const std::string& consumer) const;
-  // Whether the consumer holds a subscription under `key`; whether it holds a durable one under any key
-  // (O(keys of the realm)).
-  bool subscribed(const std::string& key, const std::string& consumer) const;
+  // Whether the consumer holds a durable subscription under any key (O(keys of the realm)).
   bool has_durable(const std::string& consumer) const;
   // The connection of a consumer name, null when it is offline.
   EndpointPtr consumer_endpoint(const std::string& consumer) const;
@@ -232,6 +229,8 @@ class RealmRegistry {
   void record_peer_presence(PeerPresence::Kind kind, const std::string& consumer, const std::string& socket,
                             const Consumer& c);
   std::map<std::string, std::vector<std::string>> keys_naming(const std::string& producer) const;
+  // The keys under which the consumer holds a durable subscription (O(keys of the realm)).
+  std::vector<std::string> durable_keys(const std::string& consumer) const;
   void trim_group_counters();
   Notice subscribe_to_notice(const Producer& producer, const std::string& consumer, const std::vector<std::string>& keys);
   static Notice subscribed_notice(const Producer& producer, const std::string& consumer, const std::string& socket,

@@ -19,11 +19,18 @@ constexpr const char* kAdoptLockMs = "300000";
 // Sections claimed per heartbeat: an adoption loads a whole section, so a node takes few at once.
 constexpr const char* kSectionsPerSweep = "2";
 
-// A node's lease is alive: the Lua helper every script here starts with. KEYS[2] is always <c>:nodes.
-constexpr const char* kAlive = R"lua(
+// The Lua helpers every script here starts with (KEYS[2] is always <c>:nodes): whether a node's lease is
+// alive, and the one rule by which a section is claimed for adoption — not `me`'s own, its node's lease
+// over, and registered for anyone, for `me`, or for a node that is gone — with the adopt lock taken.
+constexpr const char* kHelpers = R"lua(
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local function alive(id) return (tonumber(redis.call('ZSCORE', KEYS[2], id) or '0') or 0) > now end
+local function claim(name, target, me, lock, ms)
+  if name == me or alive(name) then return false end
+  if target ~= '' and target ~= me and alive(target) then return false end
+  return redis.call('SET', lock, me, 'NX', 'PX', ms) and true or false
+end
 )lua";
 
 // The consumer's home is this node now; answers the live node that held it before ('' for none).
@@ -52,12 +59,9 @@ redis.call('HSET', KEYS[1], ARGV[1], '')
 local out = {}
 local all = redis.call('HGETALL', KEYS[1])
 for i = 1, #all, 2 do
-  local name, target = all[i], all[i + 1]
-  if name ~= ARGV[1] and not alive(name) and (target == '' or target == ARGV[1] or not alive(target)) then
-    if redis.call('SET', ARGV[2] .. name, ARGV[1], 'NX', 'PX', ARGV[3]) then
-      out[#out + 1] = name
-      if #out >= tonumber(ARGV[4]) then break end
-    end
+  if claim(all[i], all[i + 1], ARGV[1], ARGV[2] .. all[i], ARGV[3]) then
+    out[#out + 1] = all[i]
+    if #out >= tonumber(ARGV[4]) then break end
   end
 end
 return out
@@ -74,9 +78,7 @@ return 1
 // the adopt lock's key, lock ms.
 constexpr const char* kClaimSectionBody = R"lua(
 local target = redis.call('HGET', KEYS[1], ARGV[1])
-if not target or ARGV[1] == ARGV[2] or alive(ARGV[1]) then return 0 end
-if target ~= '' and target ~= ARGV[2] and alive(target) then return 0 end
-if redis.call('SET', ARGV[3], ARGV[2], 'NX', 'PX', ARGV[4]) then return 1 end
+if target and claim(ARGV[1], target, ARGV[2], ARGV[3], ARGV[4]) then return 1 end
 return 0
 )lua";
 
@@ -88,7 +90,7 @@ if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
 return 1
 )lua";
 
-std::string with_alive(const char* body) { return std::string(kAlive) + body; }
+std::string with_helpers(const char* body) { return std::string(kHelpers) + body; }
 
 }  // namespace
 
@@ -111,7 +113,7 @@ void DurableHomes::when_up(std::function<void()> f, std::function<void()> otherw
 
 void DurableHomes::claim(const std::string& realm, const std::string& consumer) {
   when_up([=, this] {
-    static const std::string script = with_alive(kClaimBody);
+    static const std::string script = with_helpers(kClaimBody);
     command_({"EVAL", script, "2", config_.prefix + ":homes:" + realm, nodes_key_, consumer, config_.node_id},
              [this, realm, consumer](Result<Value> r) {
                if (!r || r->kind != Value::Kind::string || r->text.empty()) return;
@@ -132,7 +134,7 @@ void DurableHomes::release(const std::string& realm, const std::string& consumer
 
 void DurableHomes::settle(const std::string& realm, const std::string& consumer,
                           std::function<void(std::optional<std::string>)> done) {
-  static const std::string script = with_alive(kSettleBody);
+  static const std::string script = with_helpers(kSettleBody);
   when_up(
       [=, this] {
         command_({"EVAL", script, "2", config_.prefix + ":homes:" + realm, nodes_key_, consumer, config_.node_id},
@@ -159,7 +161,7 @@ void DurableHomes::offer(const std::string& section, const std::string& to, std:
 
 void DurableHomes::claim_section(const std::string& section) {
   when_up([=, this] {
-    static const std::string script = with_alive(kClaimSectionBody);
+    static const std::string script = with_helpers(kClaimSectionBody);
     command_({"EVAL", script, "2", sections_key_, nodes_key_, section, config_.node_id, config_.prefix + ":adopt:" + section,
               kAdoptLockMs},
              [this, section](Result<Value> r) {
@@ -180,7 +182,7 @@ void DurableHomes::adopted(const std::string& section) {
 }
 
 void DurableHomes::sweep() {
-  static const std::string script = with_alive(kSweepBody);
+  static const std::string script = with_helpers(kSweepBody);
   command_({"EVAL", script, "2", sections_key_, nodes_key_, config_.node_id, config_.prefix + ":adopt:", kAdoptLockMs,
             kSectionsPerSweep},
            [this](Result<Value> r) {

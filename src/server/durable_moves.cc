@@ -28,11 +28,12 @@ namespace {
 // within microseconds of routing them; a second is far beyond that).
 constexpr std::chrono::milliseconds kStragglers{1000};
 
-// The records of a move, as a section holds them.
-std::vector<store::Op> puts_of(const Moved& moved) {
+// What storing the durable queues' records of `contents` writes (a move's section, a node's own).
+std::vector<store::Op> puts_of(const store::Backend::Contents& contents) {
   std::vector<store::Op> ops;
-  for (const auto& row : moved.rows) ops.push_back(store::put(row));
-  for (const auto& rec : moved.subscriptions) ops.push_back(store::put(rec));
+  for (const auto& row : contents.rows) ops.push_back(store::put(row));
+  for (const auto& d : contents.dead) ops.push_back(store::put(d));
+  for (const auto& rec : contents.subscriptions) ops.push_back(store::put(rec));
   return ops;
 }
 
@@ -63,11 +64,7 @@ void take_unsectioned(store::Backend& section, store::Backend::Contents& content
   queues.dead = std::move(held.dead);
   queues.subscriptions = std::move(held.subscriptions);
   // Written here first, erased there after: a crash in between leaves them in both (read twice at worst).
-  std::vector<store::Op> puts;
-  for (const auto& row : queues.rows) puts.push_back(store::put(row));
-  for (const auto& d : queues.dead) puts.push_back(store::put(d));
-  for (const auto& rec : queues.subscriptions) puts.push_back(store::put(rec));
-  if (auto st = section.write(puts, true); !st) throw store::StoreError("store: " + st.error().message);
+  if (auto st = section.write(puts_of(queues), true); !st) throw store::StoreError("store: " + st.error().message);
   if (auto st = old->write(erasures_of(queues), true); !st) throw store::StoreError("store: " + st.error().message);
   spdlog::info("store: {} queued messages, {} dead-lettered and {} durable subscriptions moved from '{}' into this "
                "node's section", queues.rows.size(), queues.dead.size(), queues.subscriptions.size(), log_text(prefix));
@@ -188,13 +185,11 @@ void DurableMoves::offer(Moved moved, const std::string& to) {
 
 void DurableMoves::keep(Moved moved) {
   // Taken back from their records here (new seqs), the old records erased after the new ones are written.
-  store::Backend::Contents back;
-  back.rows = moved.rows;
-  back.subscriptions = moved.subscriptions;
+  Moved back = moved;
   ctx_->queues.adopt(std::move(back), surfaces::read_subscription,
                      [this, moved = std::move(moved)](const Status& s, std::vector<broker::DurableSubscription> subs) mutable {
                        if (!s) return;  // the old records stay, for this node's next start
-                       surfaces::restore_offline(ctx_->broker, subs);
+                       surfaces::restore_subscriptions(ctx_->broker, subs);
                        ctx_->queues.forget(std::move(moved), nullptr);
                      });
 }
@@ -220,7 +215,7 @@ void DurableMoves::take(const std::string& section) {
                          const Status& s, std::vector<broker::DurableSubscription> subs) mutable {
                        if (!s) return spdlog::warn("cluster: section {} not adopted: {}", log_text(section), s.error().message);
                        asio::post(io_, [this, backend, section, erasures = std::move(erasures), subs = std::move(subs)] {
-                         surfaces::restore_offline(ctx_->broker, subs);
+                         surfaces::restore_subscriptions(ctx_->broker, subs);
                          if (auto st = backend->write(erasures, true); !st)
                            spdlog::warn("cluster: section {} adopted but not erased: {}", log_text(section), st.error().message);
                          ctx_->cluster->section_adopted(section);

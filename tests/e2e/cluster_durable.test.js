@@ -177,6 +177,19 @@ test('moved while unacknowledged: messages delivered on A and not ACKed come aga
     for (const n of [a, b, c]) await n.stop();
   });
 
+// After node-a was killed: 'x' subscribes on `b` and gets every one of 0..n-1 (at least once, in any order),
+// ACKs them there; node-a's section ends empty (adopted) and the home is node-b. Resolves with 'x' on `b`.
+async function adoptedOn(t, b, { prefix, store }, n, what) {
+  const x = await consumerOn(t, b);
+  await waitFor(() => distinct(x.got).length >= n, ADOPT_MS, `the ${n} on B`);
+  assert.deepEqual([...distinct(x.got)].sort((m, k) => m - k), range(0, n), what);
+  assertAckFields(x.got);
+  await ackAll(x);
+  await waitFor(async () => (await rows(store, 'node-a')) === 0, CROSS_MS, 'the dead node\'s section empty');
+  await homeIs(prefix, 'node-b');
+  return x;
+}
+
 test('kill -9 of the home node: the consumer on B gets every confirmed durable message once the lease ended; A\'s section is adopted',
   { skip }, async (t) => {
     const { prefix, store, nodes: [a, b] } = await cluster(t, 2);
@@ -187,13 +200,7 @@ test('kill -9 of the home node: the consumer on B gets every confirmed durable m
     await produceAll(p, range(0, 50));
     await a.crash();
 
-    x = await consumerOn(t, b);
-    await waitFor(() => distinct(x.got).length >= 50, ADOPT_MS, 'the 50 on B');
-    assert.deepEqual([...distinct(x.got)].sort((m, n) => m - n), range(0, 50), 'no confirmed durable message lost');
-    assertAckFields(x.got);
-    await ackAll(x);
-    await waitFor(async () => (await rows(store, 'node-a')) === 0, CROSS_MS, 'the dead node\'s section empty');
-    await homeIs(prefix, 'node-b');
+    x = await adoptedOn(t, b, { prefix, store }, 50, 'no confirmed durable message lost');
 
     const p2 = await producerOn(t, b);
     await produceAll(p2, range(50, 55));
@@ -208,7 +215,7 @@ test('kill -9 of the node a consumer was online on, with deliveries in flight un
   { skip }, async (t) => {
     const { prefix, store, nodes: [a, b] } = await cluster(t, 2);
     const p = await producerOn(t, a);
-    let x = await consumerOn(t, a);
+    const x = await consumerOn(t, a);
     await homeIs(prefix, 'node-a');
     await produceAll(p, range(0, 10));
     await waitFor(() => distinct(x.got).length >= 10, CROSS_MS, 'the 10 delivered on A');
@@ -216,13 +223,7 @@ test('kill -9 of the node a consumer was online on, with deliveries in flight un
     // The name stays held by the dead node until its lease ends (cluster_names.test.js).
     await waitFor(async () => (await nameHolder(prefix)) === null, ADOPT_MS, 'the name x swept');
 
-    x = await consumerOn(t, b);
-    await waitFor(() => distinct(x.got).length >= 10, ADOPT_MS, 'the 10 again on B');
-    assert.deepEqual([...distinct(x.got)].sort((m, n) => m - n), range(0, 10), 'none lost');
-    assertAckFields(x.got);
-    await ackAll(x);
-    await waitFor(async () => (await rows(store, 'node-a')) === 0, CROSS_MS, 'the dead node\'s section empty');
-    await homeIs(prefix, 'node-b');
+    await adoptedOn(t, b, { prefix, store }, 10, 'none lost');
     await b.stop();
   });
 

@@ -20,22 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-SubscribeSpec spec(const std::string& consumer, DeliveryPolicy policy, bool durable = true) {
-  SubscribeSpec s;
-  s.producer = "p";
-  s.event = "e";
-  s.consumer = consumer;
-  s.id = consumer;
-  s.consumer_id = consumer;
-  s.durable = durable;
-  s.policy = policy;
-  return s;
-}
-
-DeliveryPolicy ack_policy(int64_t timeout_ms = 30000, int attempts = 3, int64_t delay_ms = 5000, bool exp = false) {
-  return DeliveryPolicy{true, timeout_ms, attempts, delay_ms, exp};
-}
-
 class DurableQueuesTest : public ::testing::Test {
  protected:
   void SetUp() override { start(store::open_memory()); }

@@ -1,6 +1,7 @@
 // Broker endpoints for the engine's tests: FakeEndpoint has nothing behind it but its socket id (what it
 // is given is dropped, its receipts are answered at once); RecordingEndpoint writes what it is given to a
-// Recorder the test waits on, shaped as a tyo-mq consumer sees it (the ACK fields spliced in).
+// Recorder the test waits on, shaped as a tyo-mq consumer sees it (the ACK fields spliced in). Also the
+// subscriptions those tests make, and the msgId of what they record.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "broker/endpoint.h"
+#include "broker/realm_registry.h"
 #include "surfaces/tyo_mq/delivery.h"
 
 namespace siomq::broker {
@@ -84,6 +86,23 @@ class Recorder {
   bool hold_ = false;
   std::vector<std::function<void(bool)>> receipts_;
 };
+
+// A subscription of `consumer` (its id and queue id named after it) to producer "p"'s event "e".
+inline SubscribeSpec spec(const std::string& consumer, DeliveryPolicy policy, bool durable = true) {
+  SubscribeSpec s;
+  s.producer = "p";
+  s.event = "e";
+  s.consumer = consumer;
+  s.id = consumer;
+  s.consumer_id = consumer;
+  s.durable = durable;
+  s.policy = policy;
+  return s;
+}
+
+inline DeliveryPolicy ack_policy(int64_t timeout_ms = 30000, int attempts = 3, int64_t delay_ms = 5000, bool exp = false) {
+  return DeliveryPolicy{true, timeout_ms, attempts, delay_ms, exp};
+}
 
 // The msgId of a delivery payload (ACK mode), "" without one.
 inline std::string msg_id(const std::string& payload) {

@@ -17,18 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-SubscribeSpec ack_spec(const std::string& consumer) {
-  SubscribeSpec s;
-  s.producer = "p";
-  s.event = "e";
-  s.consumer = consumer;
-  s.id = consumer;
-  s.consumer_id = consumer;
-  s.durable = true;
-  s.policy = DeliveryPolicy{true, 30000, 3, 5000, false};
-  return s;
-}
-
 // One node's durable queues on a file store of its own.
 struct Node {
   store::TempDir dir;
@@ -47,7 +35,7 @@ struct Node {
     writer.stop();
   }
   void subscribe(const std::string& consumer) {
-    auto s = ack_spec(consumer);
+    auto s = spec(consumer, ack_policy());
     broker.with_realm("default", [&](RealmRegistry& r) { r.restore(s); });
     queues.save_subscription(surfaces::durable_subscription("default", s));
   }
@@ -58,7 +46,7 @@ struct Node {
       m->producer = "p";
       m->ttl_ms = ttl_ms;
       std::promise<void> done;
-      queues.enqueue(m, {QueueCopy{"default", "p-e", consumer, consumer, ack_spec(consumer).policy}},
+      queues.enqueue(m, {QueueCopy{"default", "p-e", consumer, consumer, spec(consumer, ack_policy()).policy}},
                      [&](size_t, const Status&) { done.set_value(); });
       done.get_future().get();
     }
@@ -99,13 +87,6 @@ struct Node {
   store::Backend::Contents stored() { return backend->load(); }
 };
 
-// The records of a move, as a move section holds them (server/durable_moves.cc).
-store::Backend::Contents section_of(const DurableQueues::Moved& moved) {
-  store::Backend::Contents c;
-  c.rows = moved.rows;
-  c.subscriptions = moved.subscriptions;
-  return c;
-}
 
 TEST(QueueMoves, AConsumersQueuesMoveWholeInOrderAndTheOthersStay) {
   Node a, b;
@@ -122,7 +103,7 @@ TEST(QueueMoves, AConsumersQueuesMoveWholeInOrderAndTheOthersStay) {
   // Released, not yet forgotten: the records are still in A's store (a crash now loses nothing).
   EXPECT_EQ(a.stored().rows.size(), 7u);
 
-  auto subs = b.adopt(section_of(moved));
+  auto subs = b.adopt(moved);
   ASSERT_EQ(subs.size(), 1u);
   EXPECT_EQ(subs[0].consumer, "x");
   EXPECT_TRUE(subs[0].policy.ack);
@@ -137,9 +118,9 @@ TEST(QueueMoves, AConsumersQueuesMoveWholeInOrderAndTheOthersStay) {
   EXPECT_EQ(left.subscriptions[0].consumer, "y");
 
   // The consumer online on B gets them in order with the ids they had, and its ACKs work there.
-  surfaces::restore_offline(b.broker, subs);
+  surfaces::restore_subscriptions(b.broker, subs);
   auto x = b.online("x", "s1");
-  b.queues.replay(QueueCopy{"default", "p-e", "x", "x", ack_spec("x").policy}, x);
+  b.queues.replay(QueueCopy{"default", "p-e", "x", "x", spec("x", ack_policy()).policy}, x);
   auto sent = b.sink.wait_for(5);
   ASSERT_EQ(sent.size(), 5u);
   for (size_t i = 0; i < sent.size(); ++i) {
@@ -157,13 +138,13 @@ TEST(QueueMoves, AdoptingTheSameRecordsTwiceKeepsOneCopyAndExpiredRowsAreDropped
   a.subscribe("x");
   a.enqueue("x", 3);
   auto moved = a.release("x");
-  b.adopt(section_of(moved));
+  b.adopt(moved);
   // An adoption repeated (its adopter died before it erased the section): nothing twice.
-  b.adopt(section_of(moved));
+  b.adopt(moved);
   EXPECT_EQ(b.stats().queued, 3u);
   EXPECT_EQ(b.stored().rows.size(), 3u);
 
-  auto expired = section_of(moved);
+  auto expired = moved;
   for (auto& row : expired.rows) {
     row.id += "-other";
     row.expires_ms = 1;  // long past
@@ -190,11 +171,11 @@ TEST(QueueMoves, ASubscriptionTheConsumerMadeOnTheAdopterWinsOverTheAdoptedOne) 
   a.enqueue("x", 2);
   auto moved = a.release("x");
   // On B the consumer subscribed without ACK mode meanwhile: B's record and policy stay.
-  auto mine = ack_spec("x");
+  auto mine = spec("x", ack_policy());
   mine.policy = DeliveryPolicy{};
   b.broker.with_realm("default", [&](RealmRegistry& r) { r.restore(mine); });
   b.queues.save_subscription(surfaces::durable_subscription("default", mine));
-  auto subs = b.adopt(section_of(moved));
+  auto subs = b.adopt(moved);
   EXPECT_TRUE(subs.empty());  // nothing to restore: B has it
   auto held = b.stored();
   ASSERT_EQ(held.subscriptions.size(), 1u);

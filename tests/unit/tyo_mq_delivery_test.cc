@@ -6,6 +6,7 @@
 #include "surfaces/tyo_mq/delivery.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
 #include "wire/socketio.h"
+#include "fake_endpoint.h"
 
 namespace siomq::surfaces {
 namespace {
@@ -70,17 +71,7 @@ TEST(TyoMqDelivery, MessageIdsAsTheReferenceMakesThem) {
   EXPECT_NE(id, new_message_id());
 }
 
-SubscribeSpec spec(const std::string& consumer, DeliveryPolicy policy) {
-  SubscribeSpec s;
-  s.producer = "p";
-  s.event = "e";
-  s.consumer = consumer;
-  s.id = consumer;
-  s.consumer_id = consumer;
-  s.durable = true;
-  s.policy = policy;
-  return s;
-}
+using broker::spec;
 
 TEST(StoredSubscription, RoundTripsAndRefusesPartialRecords) {
   SubscribeSpec s = spec("c\"1", DeliveryPolicy{true, 1234, 7, 55, true});

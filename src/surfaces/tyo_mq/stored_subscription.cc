@@ -111,14 +111,4 @@ void restore_subscriptions(broker::Broker& broker, const std::vector<broker::Dur
   }
 }
 
-void restore_offline(broker::Broker& broker, const std::vector<broker::DurableSubscription>& subscriptions) {
-  for (const auto& sub : subscriptions) {
-    auto spec = decode_spec(sub.spec);
-    if (!spec) continue;
-    broker.with_realm(sub.realm, [&](broker::RealmRegistry& r) {
-      if (!r.subscribed(broker::subscription_key(spec->producer, spec->event), spec->consumer)) r.restore_missing(*spec);
-    });
-  }
-}
-
 }  // namespace siomq::surfaces

@@ -25,11 +25,8 @@ std::optional<broker::SubscribeSpec> decode_spec(std::string_view json);
 broker::DurableSubscription durable_subscription(const std::string& realm, const broker::SubscribeSpec& spec);
 // broker::ReadSubscription for tyo-mq's records.
 std::optional<broker::DurableSubscription> read_subscription(const store::SubscriptionRecord& record);
-// Puts the subscriptions DurableQueues::load gave back into their realms; their consumers are offline
-// until they connect again.
+// Puts the subscriptions DurableQueues::load or ::adopt gave back into their realms (RealmRegistry::restore:
+// one the consumer made here since stays; an online consumer's are routed to it at once).
 void restore_subscriptions(broker::Broker& broker, const std::vector<broker::DurableSubscription>& subscriptions);
-// The same for subscriptions adopted from another node while this one serves: one the consumer made here
-// again is kept as it is; the others are added (to a consumer online here too: routed to it at once).
-void restore_offline(broker::Broker& broker, const std::vector<broker::DurableSubscription>& subscriptions);
 
 }  // namespace siomq::surfaces
