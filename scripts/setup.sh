@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything siomq needs on Debian 12: the build toolchain, the libraries named in
-# ARCHITECTURE.md, and the npm test clients (into tests/e2e/node_modules). Idempotent: a second
-# run installs nothing and takes a few seconds.
+# ARCHITECTURE.md, the web console's browser libraries (into console/node_modules: the build embeds them),
+# and the npm test clients (into tests/e2e/node_modules); with --tests also Debian's chromium for the
+# console's browser tests. Idempotent: a second run installs nothing and takes a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,8 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev prometheus-cpp-dev
   libgtest-dev
 )
+# --tests: also what only the tests use (Debian's chromium, for the console's browser tests).
+[[ "${1:-}" == --tests ]] && packages+=(chromium)
 # Node.js may come from elsewhere (its npm bundled); Debian's npm is only wanted where there is none.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
@@ -29,6 +32,12 @@ if ((${#missing[@]})); then
   [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The console's browser libraries, pinned by console/package-lock.json (the server's build embeds them).
+if [ ! -d console/node_modules ] || [ console/package.json -nt console/node_modules ]; then
+  (cd console && npm ci --no-audit --no-fund --loglevel=error)
+  touch console/node_modules
 fi
 
 # npm test clients, pinned by tests/e2e/package-lock.json.

@@ -19,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-bash scripts/setup.sh || { echo "setup failed"; exit 1; }
+bash scripts/setup.sh --tests || { echo "setup failed"; exit 1; }
 
 passed=0
 failed=0

@@ -83,6 +83,16 @@ void Enrolment::remove_realm(const std::string& realm) {
   requests_.remove_if([&](const AuthorizationRequest& r) { return r.realm == realm; });
 }
 
+std::vector<AuthorizationRequest> Enrolment::pending_list(const std::optional<std::string>& realm, size_t limit) {
+  std::lock_guard lock(mu_);
+  std::vector<AuthorizationRequest> out;
+  for (const auto& r : requests_) {
+    if (out.size() == limit) break;
+    if (!realm || r.realm == *realm) out.push_back(r);
+  }
+  return out;
+}
+
 size_t Enrolment::pending_count() {
   std::lock_guard lock(mu_);
   return requests_.size();

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wire/result.h"
 
@@ -57,6 +58,8 @@ class Enrolment {
   // A removed realm's requests go with it.
   void remove_realm(const std::string& realm);
   size_t pending_count();
+  // The pending requests, oldest first (of `realm` when given; at most `limit`), for the web console.
+  std::vector<AuthorizationRequest> pending_list(const std::optional<std::string>& realm, size_t limit);
 
  private:
   std::mutex mu_;

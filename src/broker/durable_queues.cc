@@ -179,17 +179,19 @@ void DurableQueues::set_default_ttl(std::optional<int64_t> ttl_ms) {
 }
 
 void DurableQueues::stats(std::function<void(const QueueStats&)> done) {
-  state_->post([s = state_.get(), done = std::move(done)] {
-    QueueStats out = s->counters;
-    out.queues = s->queues.size();
-    out.queued = s->by_id.size();
-    out.queued_bytes = s->total_bytes;
-    out.dead = s->dead.size();
-    for (const auto& [socket, entries] : s->by_socket) {
-      for (const auto* e : entries) out.in_flight += e->phase == State::Phase::in_flight;
-    }
-    done(out);
-  });
+  state_->post([s = state_.get(), done = std::move(done)] { done(s->totals()); });
+}
+
+QueueStats DurableQueues::State::totals() const {
+  QueueStats out = counters;
+  out.queues = queues.size();
+  out.queued = by_id.size();
+  out.queued_bytes = total_bytes;
+  out.dead = dead.size();
+  for (const auto& [socket, entries] : by_socket) {
+    for (const auto* e : entries) out.in_flight += e->phase == Phase::in_flight;
+  }
+  return out;
 }
 
 }  // namespace siomq::broker

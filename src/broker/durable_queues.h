@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +97,22 @@ struct QueueStats {
   uint64_t quarantined = 0;  // unreadable records moved aside at start-up (store::Backend::Contents)
 };
 
+// One realm's part of the queues, and one queue, as the web console shows them.
+struct RealmQueueCounts {
+  uint64_t queued = 0, in_flight = 0, dead = 0;  // in_flight: sent, waiting for an ACK or a retry
+};
+struct QueueSummary {
+  std::string key, consumer, consumer_id;
+  uint64_t depth = 0, in_flight = 0;
+  int64_t oldest_ms = 0;  // the oldest copy's creation (Unix ms); 0 when empty
+};
+struct QueueView {
+  QueueStats totals;
+  std::map<std::string, RealmQueueCounts> realms;  // realms with a queue or a DLQ entry
+  std::vector<QueueSummary> queues;                // of the realm asked for
+  bool truncated = false;
+};
+
 class DurableQueues {
  public:
   // `broker` and `writer` must outlive this object.
@@ -156,6 +173,9 @@ class DurableQueues {
   void purge_realm(std::string realm, std::function<void(const Status&)> done);
 
   void stats(std::function<void(const QueueStats&)> done);
+  // What the web console shows of the queues (queue_view.cc): the totals, each realm's counts, and the
+  // queues of `realm` (when given; at most `limit`, by key). O(queues + DLQ entries) on the queues thread.
+  void view(std::optional<std::string> realm, size_t limit, std::function<void(QueueView)> done);
 
   // Another part of the engine whose records move with the queues' (the key directory): called on the
   // queues thread with the queues' records, it appends its own and calls `commit` with them all while

@@ -195,6 +195,9 @@ struct DurableQueues::State {
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
   std::thread thread;
 
+  // What stats() and view() report as the totals.
+  QueueStats totals() const;
+
   std::map<std::string, Queue> queues;  // by queue_id
   std::unordered_map<std::string, Entry*> by_id;
   std::unordered_map<std::string, std::unordered_set<Entry*>> by_socket;  // in flight or in backoff

@@ -143,6 +143,24 @@ class RealmRegistry {
     size_t producers = 0, producers_online = 0, consumers = 0, consumers_online = 0, keys = 0;
   };
   Counts counts() const;
+  // Who is in the realm, for the web console (broker/realm_view.cc): names sorted, at most `limit`
+  // producers and `limit` consumers, each consumer with at most `limit` of its subscriptions. O(names +
+  // subscriptions of the realm), so it is asked for one realm at a time.
+  struct ClientView {
+    std::string name;
+    bool online = false;
+  };
+  struct ConsumerView {
+    std::string name;
+    bool online = false;
+    std::vector<std::pair<std::string, SubscribeSpec>> subscriptions;  // (key, as last subscribed)
+  };
+  struct Clients {
+    std::vector<ClientView> producers;
+    std::vector<ConsumerView> consumers;
+    bool truncated = false;  // some were left out by `limit`
+  };
+  Clients clients(size_t limit) const;
 
   // Nothing bound, nothing subscribed: the realm can be forgotten (Broker::reclaim_empty_realms).
   bool empty() const { return producers_.empty() && consumers_.empty() && subscriptions_.empty() && bus_.empty() &&

@@ -202,12 +202,12 @@ void Streams::info(std::string realm, std::string name, Done<StreamInfo> done) {
   });
 }
 
-void Streams::list(std::string realm, Done<std::vector<StreamInfo>> done) {
+void Streams::list(std::string realm, Done<std::vector<StreamInfo>> done, bool with_consumers) {
   State& s = *state_;
-  s.post([&s, realm = std::move(realm), done = std::move(done)] {
+  s.post([&s, realm = std::move(realm), done = std::move(done), with_consumers] {
     std::vector<StreamInfo> out;
     if (State::RealmRt* r = s.realm_of(realm)) {
-      for (const auto& [name, st] : r->streams) out.push_back(s.info_of(*st, false));
+      for (const auto& [name, st] : r->streams) out.push_back(s.info_of(*st, with_consumers));
     }
     done(std::move(out));
   });

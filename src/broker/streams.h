@@ -113,7 +113,8 @@ class Streams {
   void remove(std::string realm, std::string name, Done<Ok> done);
   void purge(std::string realm, std::string name, std::string subject, uint64_t keep, Done<uint64_t> done);
   void info(std::string realm, std::string name, Done<StreamInfo> done);
-  void list(std::string realm, Done<std::vector<StreamInfo>> done);
+  // `with_consumers`: each StreamInfo lists its consumers too (the web console).
+  void list(std::string realm, Done<std::vector<StreamInfo>> done, bool with_consumers = false);
   // Direct get by seq, or the newest on `last_by_subject` when it is not empty (§8.23).
   void get(std::string realm, std::string name, uint64_t seq, std::string last_by_subject, Done<BusMessagePtr> done);
   void add_consumer(std::string realm, ConsumerConfig config, Done<ConsumerInfo> done);

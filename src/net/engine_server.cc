@@ -49,7 +49,7 @@ HttpResponse EngineServer::error_response(const HttpRequest& request, EngineErro
   return res;
 }
 
-bool EngineServer::handle(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request) {
+bool EngineServer::handle(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request, bool console) {
   EngineRequest r = classify_engine_request(std::string_view(request.method_string()), request.target(),
                                             request[http::field::upgrade], options_.path, options_.allow_eio3);
   switch (r.kind) {
@@ -78,16 +78,16 @@ bool EngineServer::handle(const std::shared_ptr<HttpConnection>& conn, HttpReque
     std::string forwarded(request["X-Forwarded-For"]);
     Worker& worker = conn->worker();
     int protocol = r.protocol;
-    conn->accept_websocket(request, [this, protocol, remote, forwarded, &worker](boost::asio::ip::tcp::socket socket,
+    conn->accept_websocket(request, [this, protocol, remote, forwarded, console, &worker](boost::asio::ip::tcp::socket socket,
                                                                                  std::unique_ptr<TlsSession> tls,
                                                                                  std::string leftover) {
-      auto session = create(worker, protocol, remote);
+      auto session = create(worker, protocol, remote, console);
       session->set_forwarded_for(forwarded);
       session->open_websocket(std::move(socket), std::move(tls), std::move(leftover), factory_(*session));
     });
     return true;
   }
-  auto session = create(conn->worker(), r.protocol, conn->remote_address());
+  auto session = create(conn->worker(), r.protocol, conn->remote_address(), console);
   session->set_forwarded_for(std::string(request["X-Forwarded-For"]));
   session->open_polling(conn, request, factory_(*session));
   return true;
@@ -115,8 +115,10 @@ void EngineServer::on_session_request(const std::shared_ptr<HttpConnection>& con
   }
 }
 
-std::shared_ptr<EngineSession> EngineServer::create(Worker& worker, int protocol, const std::string& remote) {
+std::shared_ptr<EngineSession> EngineServer::create(Worker& worker, int protocol, const std::string& remote,
+                                                    bool console) {
   auto session = std::make_shared<EngineSession>(*this, worker, random_id(), protocol, options_, remote);
+  if (console) session->set_via_console();
   {
     std::lock_guard lock(mu_);
     registry_.emplace(session->sid(), session);

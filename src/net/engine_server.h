@@ -28,8 +28,9 @@ class EngineServer {
   EngineServer(WorkerPool& pool, const TransportOptions& options, HandlerFactory factory);
   ~EngineServer();
 
-  // The route for HttpRoutes: claims requests under the configured path.
-  bool handle(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request);
+  // The route for HttpRoutes: claims requests under the configured path. `console`: the request came to the
+  // web console's port, and a session it opens is marked so (EngineSession::via_console).
+  bool handle(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request, bool console = false);
   // Closes the session named in `target`, whose POST body was too large.
   void payload_too_large(std::string_view target);
 
@@ -61,7 +62,7 @@ class EngineServer {
   };
 
   void on_session_request(const std::shared_ptr<HttpConnection>& conn, HttpRequest& request, const EngineRequest& r);
-  std::shared_ptr<EngineSession> create(Worker& worker, int protocol, const std::string& remote);
+  std::shared_ptr<EngineSession> create(Worker& worker, int protocol, const std::string& remote, bool console);
   void sweep(size_t worker_index);
   std::chrono::milliseconds sweep_interval() const;
 

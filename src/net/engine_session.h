@@ -36,6 +36,10 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   // The X-Forwarded-For header of the handshake ("" without one): the client's address behind a proxy.
   const std::string& forwarded_for() const { return forwarded_for_; }
   void set_forwarded_for(std::string value) { forwarded_for_ = std::move(value); }
+  // Whether the session was opened through the web console's port (EngineServer::handle's `console`): the
+  // /console namespace serves no other.
+  bool via_console() const { return via_console_; }
+  void set_via_console() { via_console_ = true; }
   bool is_open() const { return !closed_; }
   bool is_websocket() const { return ws_ != nullptr; }
 
@@ -91,6 +95,7 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   const TransportOptions& options_;
   std::string remote_address_;
   std::string forwarded_for_;
+  bool via_console_ = false;
   std::unique_ptr<SessionHandler> handler_;
 
   std::shared_ptr<WebSocketConnection> ws_;     // the WebSocket transport, once there is one

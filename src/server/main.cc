@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", opt.tls_key, "TLS private key (PEM) of --tls-cert");
   app.add_option("--tls-port", opt.tls_port, "Serve TLS on this second port and keep --port plain");
   app.add_flag("--diagnostics", opt.diagnostics, "Serve the /diagnostics namespace (transport self-tests)");
+  app.add_flag("--console", opt.console, "Serve the web console on its own port (console.port, default 17353)");
+  app.add_option("--console-port", opt.console_port, "The web console's port (implies --console); 0 picks a free one");
   app.set_version_flag("--version", std::string("siomq-server ") + SIOMQ_VERSION);
   CLI11_PARSE(app, argc, argv);
   opt.data_dir_given = data_dir->count() > 0;

@@ -20,6 +20,8 @@
 #include "net/engine_server.h"
 #include "net/inbound_budget.h"
 #include "net/listener.h"
+#include "surfaces/console/console_http.h"
+#include "surfaces/console/console_namespace.h"
 #include "net/sio_server.h"
 #include "net/tls_context.h"
 #include "net/worker_pool.h"
@@ -54,6 +56,8 @@ Settings load_settings(const ServerOptions& opt) {
   if (!opt.settings_file.empty()) settings = load_settings_file(opt.settings_file);
   apply_environment(settings);
   if (opt.diagnostics) settings.diagnostics = true;
+  if (opt.console || opt.console_port) settings.console.enabled = true;
+  if (opt.console_port) settings.console.port = *opt.console_port;
   if (!opt.storage.empty()) settings.storage.backend = opt.storage == "sqlite" ? "file" : opt.storage;
   return settings;
 }
@@ -180,6 +184,18 @@ void Server::register_surfaces() {
     streams_->purge_realm(realm, nullptr);
   };
   if (settings_.diagnostics) surfaces::register_diagnostics(*sio_);
+  if (settings_.console.enabled) {
+    surfaces::console::ConsoleParts parts;
+    parts.tyo = tyo_mq_.context;
+    parts.streams = streams_.get();
+    parts.version = SIOMQ_VERSION;
+    parts.backend = backend_->name();
+    parts.sync = options_.sync;
+    parts.threads = threads_;
+    parts.connections = [this] { return engine_ ? engine_->session_count() : 0; };
+    parts.slow_consumers = [this] { return engine_ ? engine_->slow_consumers() : 0; };
+    surfaces::console::register_console(*sio_, std::move(parts));
+  }
 }
 
 void Server::join_cluster() {
@@ -258,6 +274,22 @@ void Server::listen() {
     tls_listener_ = std::make_unique<net::Listener>(*pool_, routes_, transport, tls_.get());
     tls_listener_->listen(options_.host, *tls_->options().port);
   }
+  if (settings_.console.enabled) listen_console();
+}
+
+// The console's port: its pages, then Engine.IO (sessions marked as the console's, for /console); nothing
+// else (the HTTP API and HTTP publish stay on the main port). TLS whenever TLS is configured: the port
+// carries admin tokens.
+void Server::listen_console() {
+  console_routes_.handlers.emplace_back(surfaces::console::serve_console_page);
+  console_routes_.handlers.emplace_back(
+      [this](const auto& conn, net::HttpRequest& req) { return engine_->handle(conn, req, /*console=*/true); });
+  console_routes_.on_payload_too_large = routes_.on_payload_too_large;
+  const ConsoleSettings& c = settings_.console;
+  console_listener_ = std::make_unique<net::Listener>(*pool_, console_routes_, settings_.transport, tls_.get());
+  console_listener_->listen(c.host.empty() ? options_.host : c.host, c.port);
+  if (!live_.current().auth.enabled)
+    spdlog::warn("console: auth is off, so anyone who reaches the console's port may use it (docs/console.md)");
 }
 
 // A command line that cannot work is a start-up error like a bad settings file (exit code 1); the
@@ -327,6 +359,13 @@ void Server::start() {
   spdlog::info("siomq-server {} listening on {}:{} ({} threads, store {}{}, sync {}{})", SIOMQ_VERSION, options_.host,
                listener_->port(), threads_, backend_->name(), st.backend == "file" ? " in " + options_.data_dir : "",
                options_.sync, tls);
+  // After the line above, which tests and scripts wait for.
+  if (console_listener_) {
+    console_listener_->start();
+    const std::string& host = settings_.console.host.empty() ? options_.host : settings_.console.host;
+    spdlog::info("console listening on {}:{} ({}://{}:{}/console/)", host, console_listener_->port(), tls_ ? "https" : "http",
+                 host, console_listener_->port());
+  }
 }
 
 int Server::run() {
@@ -389,6 +428,7 @@ void Server::stop() {
   }).detach();
   listener_->stop();
   if (tls_listener_) tls_listener_->stop();
+  if (console_listener_) console_listener_->stop();
   step = "cluster";
   if (cluster_) cluster_->stop();  // no more relayed deliveries into sessions that are closing
   if (moves_) moves_->stop();

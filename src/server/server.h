@@ -90,6 +90,9 @@ struct ServerOptions {
   std::string tls_cert;
   std::string tls_key;
   std::optional<uint16_t> tls_port;
+  // --console and --console-port: the web console on, and its port (over the settings' console block).
+  bool console = false;
+  std::optional<uint16_t> console_port;
 };
 
 class Server {
@@ -111,6 +114,7 @@ class Server {
   // The cluster (§10), when enabled: relayed messages, shared settings and nonces wired to the surfaces.
   void join_cluster();
   void listen();
+  void listen_console();
   // The TLS context, when TLS is configured; throws net::TlsError for files that cannot be used.
   void load_tls();
   // set_persistence's move: the target is opened and checked on the main loop (it may block), the queues
@@ -158,6 +162,9 @@ class Server {
   std::unique_ptr<net::TlsContext> tls_;        // null: no TLS
   std::unique_ptr<net::Listener> listener_;      // the main port (TLS unless tls.port is given)
   std::unique_ptr<net::Listener> tls_listener_;  // tls.port: the second port, TLS
+  // The web console's port (console.enabled): its pages, and Engine.IO sessions marked as the console's.
+  net::HttpRoutes console_routes_;
+  std::unique_ptr<net::Listener> console_listener_;
   // Caught from the end of construction on (until then a TERM ends the process): a TERM or HUP right
   // after the "listening" line is handled, not fatal.
   std::optional<boost::asio::signal_set> signals_;

@@ -22,7 +22,7 @@ constexpr std::array kKnownKeys = {
     "auth", "limits", "idle_eviction", "http_api", "httpApi", "http_publish", "storage", "storage_options", "default_ttl",
     "cluster", "namespaces", "remote", "max_queued_per_realm", "e2ee", "sealed", "push", "trust_proxy",
     // siomq's own:
-    "transport", "diagnostics", "tls", "bus",
+    "transport", "diagnostics", "tls", "bus", "console",
     // read by auth::LiveSettings (auth/auth_store.h):
     "auth_store"};
 
@@ -137,6 +137,29 @@ broker::KeyDirectoryLimits read_key_directory(const json& doc) {
   return k;
 }
 
+// The `console` block: {enabled, port, host}, strictly (an unknown key is an error: a misspelt `enabled`
+// must not leave an operator looking for a console that is not there, nor `host` open one too widely).
+ConsoleSettings read_console(const json& c) {
+  if (!c.is_object()) throw std::runtime_error("console must be an object: {enabled, [port], [host]}");
+  ConsoleSettings out;
+  for (const auto& [k, v] : c.items()) {
+    if (k == "enabled") {
+      if (!v.is_boolean()) throw std::runtime_error("console.enabled must be a boolean");
+      out.enabled = v.get<bool>();
+    } else if (k == "port") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 65535)
+        throw std::runtime_error("console.port must be an integer from 0 to 65535 (0 picks a free one)");
+      out.port = static_cast<uint16_t>(v.get<int64_t>());
+    } else if (k == "host") {
+      if (!v.is_string() || v.get<std::string>().empty()) throw std::runtime_error("console.host must be a non-empty string");
+      out.host = v.get<std::string>();
+    } else {
+      throw std::runtime_error("console: unknown key '" + k + "' (enabled, port, host)");
+    }
+  }
+  return out;
+}
+
 // The `tls` block: types only (the files are read when the server starts: net/tls_context.h).
 net::TlsOptions read_tls(const json& t) {
   if (!t.is_object()) throw std::runtime_error("tls must be an object: {cert, key, [ca], [min_version], [port]}");
@@ -249,6 +272,7 @@ Settings settings_from_json(const json& doc) {
   check_relay_settings(doc);
   s.key_directory = read_key_directory(doc);
   if (doc.contains("tls")) s.tls = read_tls(doc.at("tls"));
+  if (doc.contains("console")) s.console = read_console(doc.at("console"));
   s.document = std::make_shared<const json>(doc);
   return s;
 }

@@ -30,6 +30,13 @@ struct StorageSettings {
   std::string data_dir;  // storage_options.path (or filename): the file store's directory; "" : --data-dir
 };
 
+// The web console (docs/console.md): served on a port of its own, off unless enabled.
+struct ConsoleSettings {
+  bool enabled = false;
+  uint16_t port = 17353;  // 0 picks a free one
+  std::string host;       // "" : the server's --host
+};
+
 struct Settings {
   net::TransportOptions transport;
   StorageSettings storage;
@@ -37,6 +44,7 @@ struct Settings {
   bool diagnostics = false;
   std::optional<net::TlsOptions> tls;  // the `tls` block: TLS terminated by the server
   cluster::ClusterConfig cluster;      // the `cluster` block (§10)
+  ConsoleSettings console;             // the `console` block
   std::shared_ptr<const nlohmann::json> document;  // the whole file, for the surfaces that read it
 };
 

@@ -1,20 +1,44 @@
-// libFuzzer target for what a client hands the auth code (src/auth): tokens and admin proofs.
+// libFuzzer target for what a client hands the auth code (src/auth): tokens and admin proofs; and the web
+// console's CONNECT credentials and watch requests (surfaces/console/console_requests.h).
 //
 // The input is tried as a JWT (verify_jwt, jwt_realm_hint), as a proof object and as a signed body
 // (verify_proof), and as JSON to canonicalise. A JWT that verifies has a realm and a role; a token signed
-// with the same key over the input's payload verifies back to it; canonical JSON is a fixed point.
+// with the same key over the input's payload verifies back to it; canonical JSON is a fixed point. A console
+// grant is an admin's (no realm) or the one realm's manager; a watched realm is a realm name.
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "auth/jwt.h"
 #include "auth/manager_proof.h"
+#include "surfaces/console/console_requests.h"
 #include "wire/js_json.h"
 
 namespace {
 
 void check(bool ok) {
   if (!ok) __builtin_trap();
+}
+
+// Auth on, one admin token, one realm with a manager key.
+const siomq::auth::Snapshot& console_settings() {
+  static const siomq::auth::Snapshot snap = [] {
+    siomq::auth::Snapshot s;
+    s.auth.enabled = true;
+    s.auth.tokens.push_back({"fuzz-admin", "*", "admin", {}, {}});
+    s.auth.realms["shop"].manager_key = "fuzz-key";
+    return s;
+  }();
+  return snap;
+}
+
+void console_requests(std::string_view input) {
+  using namespace siomq;
+  auth::NonceCache nonces;
+  auto grant = surfaces::console::console_grant(console_settings(), input, nonces, 1'700'000'000'000);
+  if (grant) check(grant->admin ? grant->realm.empty() : grant->realm == "shop");
+  auto watch = surfaces::console::read_watch(input);
+  if (watch && *watch) check(!(*watch)->empty() && !auth::bad_realm_name(**watch));
 }
 
 }  // namespace
@@ -41,5 +65,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto back = auth::verify_jwt(token, "fuzz-secret", 1'700'000'000);
     if (back) check(!back->realm.empty());
   }
+  console_requests(input);
   return 0;
 }

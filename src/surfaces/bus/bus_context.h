@@ -15,6 +15,7 @@
 
 #include "auth/limits.h"
 #include "broker/streams.h"
+#include "surfaces/refusal_pace.h"
 #include "surfaces/bus/surface.h"
 #include "surfaces/tyo_mq/context.h"
 
@@ -25,9 +26,8 @@ struct BusContext : std::enable_shared_from_this<BusContext> {
   BusOptions options;
   // The streams engine (owned by the server; outlives the handlers' use of it); null: none.
   broker::Streams* streams = nullptr;
-  // Refused "/control" CONNECTs, paced per remote address (control.cc): any worker, under the mutex.
-  std::mutex refused_mu;
-  std::unordered_map<std::string, auth::TokenBucket> refused_by_address;
+  // Refused "/control" CONNECTs, paced per remote address (control.cc).
+  RefusalPace refusals;
 };
 
 // What a request wants to do, for the role check (docs/protocol-notes.md, "bus roles").

@@ -22,5 +22,7 @@ struct BusStats {
 };
 
 BusStats& bus_stats();
+// The process's resident memory in bytes (/proc/self/statm; 0 when unreadable).
+uint64_t rss_bytes();
 
 }  // namespace siomq::surfaces::bus

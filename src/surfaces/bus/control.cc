@@ -17,29 +17,6 @@ namespace siomq::surfaces::bus {
 namespace {
 
 constexpr std::string_view kUnauthorized = "unauthorized";
-// Addresses whose refusals are remembered at most: past it the table starts again (an attacker with this
-// many addresses is not slowed by a per-address pace anyway; the table's memory stays bounded).
-constexpr size_t kMaxPacedAddresses = 10000;
-
-// The control token and manager tokens are guessed one CONNECT at a time, each on a new namespace socket
-// (and as many connections as wanted), so the per-socket credential pace of tyo-mq does not apply:
-// refusals are paced per remote address instead, at the default realm's credential_attempts_per_second
-// and burst: once an address has been refused, each of its CONNECTs takes an attempt, and one out of
-// attempts is refused without its token being looked at.
-bool paced_out(BusContext& ctx, const std::string& address, const auth::LimitValues& l) {
-  std::lock_guard lock(ctx.refused_mu);
-  auto it = ctx.refused_by_address.find(address);
-  return it != ctx.refused_by_address.end() &&
-         it->second.take(1, l.credential_attempts_per_second, l.credential_attempt_burst, steady_ms()) != 0;
-}
-
-// A refusal from an address not yet paced starts its pace (paced_out took the attempt of the others).
-void count_refusal(BusContext& ctx, const std::string& address, const auth::LimitValues& l) {
-  std::lock_guard lock(ctx.refused_mu);
-  if (ctx.refused_by_address.count(address)) return;
-  if (ctx.refused_by_address.size() >= kMaxPacedAddresses) ctx.refused_by_address.clear();
-  (void)ctx.refused_by_address[address].take(1, l.credential_attempts_per_second, l.credential_attempt_burst, steady_ms());
-}
 
 // The CONNECT auth payload's string members `token` and `realm`.
 struct ControlAuth {
@@ -68,20 +45,13 @@ bool same_secret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-uint64_t rss_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  if (!(statm >> size >> resident)) return 0;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
 }  // namespace
 
 std::optional<std::string> on_control_connect(BusContext& ctx, net::Socket& socket, std::string_view auth_json) {
   if (!ctx.options.enabled) return std::string("the bus is disabled on this server");
   const auth::Snapshot& snap = ctx.tyo->settings.current();
   const auth::LimitValues& pace = snap.limits.for_realm("default");
-  if (paced_out(ctx, socket.remote_address(), pace)) return std::string(kUnauthorized);
+  if (ctx.refusals.paced_out(socket.remote_address(), pace)) return std::string(kUnauthorized);
   ControlAuth auth = read_auth(auth_json);
   std::optional<auth::Grant> grant;
   const std::string realm = auth.realm.value_or("default");
@@ -104,11 +74,18 @@ std::optional<std::string> on_control_connect(BusContext& ctx, net::Socket& sock
   }
   // A realm named here is a realm name like any other (not "*", no control characters, at most 256 bytes).
   if (!grant || grant->realm == broker::Broker::kMirrorRealm || auth::bad_realm_name(grant->realm)) {
-    count_refusal(ctx, socket.remote_address(), pace);
+    ctx.refusals.count_refusal(socket.remote_address(), pace);
     return std::string(kUnauthorized);
   }
   endpoint_of(socket)->grant = std::move(grant);
   return std::nullopt;
+}
+
+uint64_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
 const std::string& control_realm(net::Socket& socket) { return endpoint_of(socket)->realm(); }

@@ -89,4 +89,11 @@ size_t BoundedCounters::series() const {
   return series_.size();
 }
 
+double BoundedCounters::total() const {
+  std::lock_guard lock(mu_);
+  double sum = other_ ? other_->Value() : 0;
+  for (const auto& [key, counter] : series_) sum += counter->Value();
+  return sum;
+}
+
 }  // namespace siomq::surfaces::http

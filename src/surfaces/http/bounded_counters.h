@@ -44,6 +44,8 @@ class BoundedCounters {
   void add(std::initializer_list<std::string_view> values, double n = 1);
   // Distinct label sets with a series of their own (the overflow series not counted).
   size_t series() const;
+  // The sum of every series (the overflow one included).
+  double total() const;
 
  private:
   prometheus::Counter& find_or_create(std::string_view key, std::initializer_list<std::string_view> values);

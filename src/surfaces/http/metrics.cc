@@ -133,7 +133,19 @@ void Metrics::ack_timed_out(std::string_view realm) { f_->ack_timeouts.add({real
 
 void Metrics::dead_lettered(std::string_view realm) { f_->dlq.add({realm}); }
 
+Metrics::Totals Metrics::totals() const {
+  Totals t;
+  t.produced = static_cast<uint64_t>(f_->produced.total());
+  t.delivered = static_cast<uint64_t>(f_->delivered.total());
+  auto h = f_->store_writes.Collect().histogram;
+  t.store_writes = h.sample_count;
+  t.store_write_seconds = h.sample_sum;
+  t.last_store_write_ns = last_store_write_ns_.load(std::memory_order_relaxed);
+  return t;
+}
+
 void Metrics::store_write(std::chrono::nanoseconds took) {
+  last_store_write_ns_.store(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
   f_->store_writes.Observe(std::chrono::duration<double>(took).count());
 }
 

@@ -24,6 +24,7 @@
 // an atomic add; no lock once warm). render() from any thread (scrapes are serialized by a lock).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +77,15 @@ class Metrics : public broker::QueueObserver {
   // One group write of the store writer (its thread).
   void store_write(std::chrono::nanoseconds took);
 
+  // Running totals, for the web console's overview (any thread; O(series)).
+  struct Totals {
+    uint64_t produced = 0, delivered = 0;    // tyo_mq_messages_{produced,delivered}_total, every series
+    uint64_t store_writes = 0;               // siomq_store_write_seconds' count
+    double store_write_seconds = 0;          // and sum
+    uint64_t last_store_write_ns = 0;        // the latest group write's time
+  };
+  Totals totals() const;
+
   // What is read at scrape time rather than counted as it happens.
   struct Now {
     size_t connections_current = 0;        // Engine.IO sessions open
@@ -90,6 +100,7 @@ class Metrics : public broker::QueueObserver {
  private:
   struct Families;
   std::unique_ptr<Families> f_;
+  std::atomic<uint64_t> last_store_write_ns_{0};
 };
 
 // The process's metrics.

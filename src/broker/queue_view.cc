@@ -1,0 +1,34 @@
+// DurableQueues::view: the queues as the web console shows them (surfaces/console/console_view.h).
+#include "broker/queue_state.h"
+
+namespace siomq::broker {
+
+void DurableQueues::view(std::optional<std::string> realm, size_t limit, std::function<void(QueueView)> done) {
+  state_->post([s = state_.get(), realm = std::move(realm), limit, done = std::move(done)] {
+    QueueView out;
+    out.totals = s->totals();
+    for (const auto& [id, q] : s->queues) {
+      RealmQueueCounts& c = out.realms[q.realm];
+      c.queued += q.entries.size();
+      c.in_flight += q.flying;
+    }
+    for (const auto& [seq, d] : s->dead) ++out.realms[d.row.realm].dead;
+    if (realm) {
+      // Queue ids begin with the realm and a NUL: the realm's queues are one range of the map.
+      std::string from = *realm;
+      from.push_back('\0');
+      for (auto it = s->queues.lower_bound(from); it != s->queues.end() && it->first.starts_with(from); ++it) {
+        const State::Queue& q = it->second;
+        if (out.queues.size() == limit) {
+          out.truncated = true;
+          break;
+        }
+        int64_t oldest = q.entries.empty() ? 0 : q.entries.begin()->second.row.created_ms;
+        out.queues.push_back({q.key, q.consumer, q.consumer_id, q.entries.size(), q.flying, oldest});
+      }
+    }
+    done(std::move(out));
+  });
+}
+
+}  // namespace siomq::broker
