@@ -134,6 +134,24 @@ test('an admin sees the overview and every realm; deltas carry what changed; wat
   }, 10000 * TIME_SCALE, 'the consumer and its subscription in the detail');
   view = viewOf(admin.deltas);
   assert.equal(view.get('realm/lobby').consumers.online, 1);
+  // Offline, its durable queue fills: depth, the oldest copy's time, and the realm's count.
+  consumer.close();
+  const producer = await connectV4(`http://127.0.0.1:${srv.port}`);
+  t.after(() => producer.close());
+  producer.emit('AUTHENTICATION', { realm: 'lobby' });
+  producer.emit('PRODUCER', { name: 'clock' });
+  const before = Date.now();
+  for (let i = 0; i < 3; i++) producer.emit('PRODUCE', { event: 'tick', from: 'clock', message: { i } });
+  await waitFor(() => {
+    const d = viewOf(admin.deltas).get('detail');
+    return d && d.queues.some((q) => q.consumer === 'watcher' && q.depth === 3);
+  }, 10000 * TIME_SCALE, 'the durable queue with 3 copies');
+  view = viewOf(admin.deltas);
+  const queue = view.get('detail').queues.find((q) => q.consumer === 'watcher');
+  assert.ok(queue.oldest_ms >= before - 1000 && queue.oldest_ms <= Date.now(), `oldest_ms ${queue.oldest_ms}`);
+  assert.equal(view.get('realm/lobby').queued, 3);
+  assert.equal(view.get('realm/lobby').consumers.online, 0);
+  assert.ok(view.get('overview').totals.produced >= 3);
   // Unwatching drops the detail.
   assert.deepEqual((await emitAck(admin.socket, 'watch', { realm: null }))[0], { ok: true });
   await waitFor(() => !viewOf(admin.deltas).has('detail'), 10000 * TIME_SCALE, 'the detail deleted');

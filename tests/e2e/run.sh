@@ -8,7 +8,8 @@
 #                 swapped under running handlers, validator callbacks, realms removed from another thread, TLS
 #                 sessions moving between workers and the certificate swapped on SIGHUP, the bus's streams thread
 #                 delivering through realms the workers route in, the cluster thread delivering relayed messages
-#                 and adopting settings): the
+#                 and adopting settings, the web console's views gathered across the workers, the queues' and
+#                 the streams' threads): the
 #                 ThreadSanitizer run uses this.
 # SIOMQ_SERVER    the server binary (default: build/src/siomq-server of this checkout)
 # SIOMQ_SANITIZED set to 1 for a sanitizer build: the tests wait longer
@@ -45,7 +46,7 @@ if ((concurrency_only)); then
   all=(diagnostics.test.js upgrade.test.js lifecycle.test.js tyo_mq_pubsub.test.js tyo_mq_extras.test.js tyo_mq_durable.test.js
        tyo_mq_auth.test.js tyo_mq_management.test.js http_api.test.js remote.test.js tls.test.js many_clients.test.js
        bus_streams.test.js cluster.test.js cluster_interest.test.js cluster_names.test.js cluster_groups.test.js
-       cluster_bus.test.js cluster_durable.test.js)
+       cluster_bus.test.js cluster_durable.test.js console_api.test.js)
 else
   all=(*.test.js)
 fi

@@ -189,8 +189,13 @@ std::shared_ptr<Gathered> read_here(const ConsoleParts& parts, ConsoleScope scop
   } else {
     g->realms.insert(s.realm);
   }
-  for (const auto& name : g->realms)
+  // Only the realms that can be listed: the queues' realms added later only sort some of these past the
+  // cut, and a realm the broker does not hold has nothing to count.
+  size_t counted = 0;
+  for (const auto& name : g->realms) {
+    if (counted++ == kMaxRealms) break;
     ctx.broker.if_realm(name, [&](broker::RealmRegistry& r) { g->counts[name] = r.counts(); });
+  }
   if (s.watched)
     ctx.broker.if_realm(*s.watched, [&](broker::RealmRegistry& r) { g->clients = r.clients(kMaxListed); });
   auto pending = ctx.enrolment.pending_list(s.admin ? std::nullopt : std::optional(s.realm), auth::kDefaultMaxPending);
@@ -213,7 +218,8 @@ ConsoleView assemble(const ConsoleParts& parts, Gathered& g) {
   }
   size_t listed = 0;
   for (const auto& name : g.realms) {
-    if (!in_scope(g.scope, name) || listed++ == kMaxRealms) break;
+    if (!in_scope(g.scope, name)) continue;
+    if (listed++ == kMaxRealms) break;
     view.emplace_back("realm/" + name, realm_counts_json(name, g, parts).dump(-1, ' ', false, json::error_handler_t::replace));
   }
   if (g.scope.watched) view.emplace_back("detail", detail_json(g).dump(-1, ' ', false, json::error_handler_t::replace));
