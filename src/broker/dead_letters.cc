@@ -41,15 +41,18 @@ void DurableQueues::State::dlq_replay(const std::string& msg_id,
   add(q, std::move(row), false);
   observe([&](QueueObserver& o) { o.stored(q.realm); });
   submit(std::move(ops), [this, id, done](const Status& status) {
+    // A full replay of the queue for an online consumer, as the reference does, before the copy's own
+    // commit: the replay stops at the copy (still being written, and the queue's newest), which the
+    // commit then sends once. The other way round the replay sent it a second time, as a copy in flight.
+    auto it = status ? by_id.find(id) : by_id.end();
+    if (it != by_id.end()) {
+      Queue& queue = *it->second->queue;
+      if (EndpointPtr to = endpoint_of(queue))
+        replay(QueueCopy{queue.realm, queue.key, queue.consumer_id, queue.consumer, queue.policy}, to);
+    }
     committed({id}, status, {});
     if (!status) return done(status.error());
     done(id);
-    // A full replay of the queue for an online consumer, as the reference does.
-    auto it = by_id.find(id);
-    if (it == by_id.end()) return;
-    Queue& queue = *it->second->queue;
-    if (EndpointPtr to = endpoint_of(queue))
-      replay(QueueCopy{queue.realm, queue.key, queue.consumer_id, queue.consumer, queue.policy}, to);
   });
 }
 

@@ -575,6 +575,25 @@ TEST_F(DurableQueuesTest, ADlqReplayReachesAConnectedConsumerAfterTheSweep) {
   EXPECT_EQ(dlq().size(), 1u);
 }
 
+// Regression (found by the web console's browser test): a copy replayed from the DLQ to an online ACK-mode
+// consumer went out twice, with the same msgId and attempt: once when its write committed, and again by
+// the queue's full replay, which sends copies in flight again.
+TEST_F(DurableQueuesTest, ADlqReplayIsDeliveredOnce) {
+  auto c = online("c", "s1");
+  enqueue("{\"n\":1}", {copy("c", ack_policy(50, 1, 10))});
+  for (int i = 0; i < 60 && dlq().size() < 1; ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_EQ(dlq().size(), 1u);
+  std::promise<Result<std::string>> replayed;
+  queues_->dlq_replay(dlq()[0].row.id, std::nullopt, [&](const Result<std::string>& r) { replayed.set_value(r); });
+  auto r = replayed.get_future().get();
+  ASSERT_TRUE(r.ok());
+  std::this_thread::sleep_for(30ms);  // well within the 50 ms ACK deadline: no retry yet
+  size_t copies = 0;
+  for (const auto& d : sink_.wait_for(1)) copies += msg_id(d.payload) == *r;
+  EXPECT_EQ(copies, 1u);
+  EXPECT_EQ(ack("s1", *r).first, 200);
+}
+
 TEST_F(DurableQueuesTest, RemovingADurableSubscriptionDropsItsQueue) {
   enqueue("{}", {copy("c", ack_policy())});
   enqueue("{}", {copy("d", ack_policy())});
