@@ -95,7 +95,8 @@ json clients_json(const broker::RealmRegistry::Clients& c) {
   for (const auto& con : c.consumers) {
     json subs = json::array();
     for (const auto& [key, spec] : con.subscriptions) {
-      subs.push_back({{"event", key},
+      subs.push_back({{"event", spec.event},
+                      {"key", key},
                       {"producer", spec.producer},
                       {"topic", spec.topic},
                       {"group", spec.group ? json(*spec.group) : json()},
