@@ -173,9 +173,11 @@ class DurableQueues {
   void purge_realm(std::string realm, std::function<void(const Status&)> done);
 
   void stats(std::function<void(const QueueStats&)> done);
-  // What the web console shows of the queues (queue_view.cc): the totals, each realm's counts, and the
-  // queues of `realm` (when given; at most `limit`, by key). O(queues + DLQ entries) on the queues thread.
-  void view(std::optional<std::string> realm, size_t limit, std::function<void(QueueView)> done);
+  // What the web console shows of the queues (queue_view.cc): the totals, the realms' counts (of `only`
+  // when given, else of every realm), and the queues of `watched` (when given; at most `limit`, by key).
+  // The realms' counts are a pass over every queue and DLQ entry, made at most once a second.
+  void view(std::optional<std::string> watched, std::optional<std::string> only, size_t limit,
+            std::function<void(QueueView)> done);
 
   // Another part of the engine whose records move with the queues' (the key directory): called on the
   // queues thread with the queues' records, it appends its own and calls `commit` with them all while

@@ -197,6 +197,10 @@ struct DurableQueues::State {
 
   // What stats() and view() report as the totals.
   QueueStats totals() const;
+  // view()'s per-realm counts (queue_view.cc): a pass over every queue and DLQ entry, made at most once a
+  // second however many console sessions ask.
+  std::map<std::string, RealmQueueCounts> viewed_realms;
+  SteadyClock::time_point viewed_at{};
 
   std::map<std::string, Queue> queues;  // by queue_id
   std::unordered_map<std::string, Entry*> by_id;

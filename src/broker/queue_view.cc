@@ -3,16 +3,27 @@
 
 namespace siomq::broker {
 
-void DurableQueues::view(std::optional<std::string> realm, size_t limit, std::function<void(QueueView)> done) {
-  state_->post([s = state_.get(), realm = std::move(realm), limit, done = std::move(done)] {
+void DurableQueues::view(std::optional<std::string> realm, std::optional<std::string> only, size_t limit,
+                         std::function<void(QueueView)> done) {
+  state_->post([s = state_.get(), realm = std::move(realm), only = std::move(only), limit, done = std::move(done)] {
     QueueView out;
     out.totals = s->totals();
-    for (const auto& [id, q] : s->queues) {
-      RealmQueueCounts& c = out.realms[q.realm];
-      c.queued += q.entries.size();
-      c.in_flight += q.flying;
+    auto now = SteadyClock::now();
+    if (now - s->viewed_at >= std::chrono::seconds(1)) {
+      s->viewed_realms.clear();
+      for (const auto& [id, q] : s->queues) {
+        RealmQueueCounts& c = s->viewed_realms[q.realm];
+        c.queued += q.entries.size();
+        c.in_flight += q.flying;
+      }
+      for (const auto& [seq, d] : s->dead) ++s->viewed_realms[d.row.realm].dead;
+      s->viewed_at = now;
     }
-    for (const auto& [seq, d] : s->dead) ++out.realms[d.row.realm].dead;
+    if (!only) {
+      out.realms = s->viewed_realms;
+    } else if (auto it = s->viewed_realms.find(*only); it != s->viewed_realms.end()) {
+      out.realms.insert(*it);
+    }
     if (realm) {
       // Queue ids begin with the realm and a NUL: the realm's queues are one range of the map.
       std::string from = *realm;

@@ -144,8 +144,8 @@ class RealmRegistry {
   };
   Counts counts() const;
   // Who is in the realm, for the web console (broker/realm_view.cc): names sorted, at most `limit`
-  // producers and `limit` consumers, each consumer with at most `limit` of its subscriptions. O(names +
-  // subscriptions of the realm), so it is asked for one realm at a time.
+  // producers, `limit` consumers and `limit` subscriptions in all. O(names + subscriptions of the realm),
+  // so it is asked for one realm at a time.
   struct ClientView {
     std::string name;
     bool online = false;

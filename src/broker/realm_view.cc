@@ -34,17 +34,19 @@ RealmRegistry::Clients RealmRegistry::clients(size_t limit) const {
     at.emplace(name, out.consumers.size());
     out.consumers.push_back({name, consumers_.at(name).online, {}});
   }
-  // One pass over the realm's subscriptions (a key's in the order they were made).
+  // One pass over the realm's subscriptions (a key's in the order they were made), `limit` in all: the
+  // realm's cap on subscriptions is far larger, and one consumer must not make the view huge.
+  size_t listed = 0;
   for (const auto& [key, subs] : subscriptions_) {
     for (const auto& [id, sub] : subs.in_order) {
       auto it = at.find(sub.consumer);
       if (it == at.end()) continue;
-      auto& list = out.consumers[it->second].subscriptions;
-      if (list.size() < limit) {
-        list.emplace_back(key, sub.spec);
-      } else {
+      if (listed == limit) {
         out.truncated = true;
+        return out;
       }
+      out.consumers[it->second].subscriptions.emplace_back(key, sub.spec);
+      ++listed;
     }
   }
   return out;

@@ -283,11 +283,13 @@ void Server::listen() {
 void Server::listen_console() {
   console_routes_.handlers.emplace_back(surfaces::console::serve_console_page);
   console_routes_.handlers.emplace_back(
-      [this](const auto& conn, net::HttpRequest& req) { return engine_->handle(conn, req, /*console=*/true); });
+      [this](const auto& conn, net::HttpRequest& req) {
+        return surfaces::console::refuse_cross_origin(conn, req) || engine_->handle(conn, req, /*console=*/true);
+      });
   console_routes_.on_payload_too_large = routes_.on_payload_too_large;
   const ConsoleSettings& c = settings_.console;
   console_listener_ = std::make_unique<net::Listener>(*pool_, console_routes_, settings_.transport, tls_.get());
-  console_listener_->listen(c.host.empty() ? options_.host : c.host, c.port);
+  console_listener_->listen(c.host, c.port);
   if (!live_.current().auth.enabled)
     spdlog::warn("console: auth is off, so anyone who reaches the console's port may use it (docs/console.md)");
 }
@@ -362,7 +364,7 @@ void Server::start() {
   // After the line above, which tests and scripts wait for.
   if (console_listener_) {
     console_listener_->start();
-    const std::string& host = settings_.console.host.empty() ? options_.host : settings_.console.host;
+    const std::string& host = settings_.console.host;
     spdlog::info("console listening on {}:{} ({}://{}:{}/console/)", host, console_listener_->port(), tls_ ? "https" : "http",
                  host, console_listener_->port());
   }

@@ -34,7 +34,8 @@ struct StorageSettings {
 struct ConsoleSettings {
   bool enabled = false;
   uint16_t port = 17353;  // 0 picks a free one
-  std::string host;       // "" : the server's --host
+  // Loopback unless set: a console is for the operators, who reach it through a tunnel or set the host.
+  std::string host = "127.0.0.1";
 };
 
 struct Settings {

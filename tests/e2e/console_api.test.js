@@ -7,6 +7,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const { startServer } = require('./lib/server');
 const { io, connectV4, waitFor, emitAck, withTimeout, TIME_SCALE } = require('./lib/clients');
 const { sign } = require('./lib/tyo_auth');
@@ -191,4 +192,57 @@ test('at most 16 console sessions at once', async (t) => {
       return false;
     }
   }, 10000 * TIME_SCALE, 'a session again once one closed', 200);
+});
+
+test('sessions end when their credential goes: a rotated manager key, a removed admin token', async (t) => {
+  const { srv, consolePort } = await startConsole(t);
+  const manager = await openConsole(consolePort, managerAuth('shop', KEY));
+  const admin = await openConsole(consolePort, { token: ADMIN });
+  const second = 'console-api-second-admin';
+  const closed = (c) => new Promise((resolve) => c.socket.on('disconnect', resolve));
+  const managerClosed = closed(manager);
+  const write = (auth) => fs.writeFileSync(srv.settingsFile, JSON.stringify({ ...SETTINGS, auth }));
+  write({ ...SETTINGS.auth, realms: { ...SETTINGS.auth.realms, shop: { manager_key: 'rotated' } } });
+  await withTimeout(managerClosed, 10000 * TIME_SCALE, 'the manager session closed');
+  assert.ok(admin.socket.connected, 'the admin stays');
+  const other = await openConsole(consolePort, { token: ADMIN });
+  t.after(() => other.socket.close());
+  const adminClosed = closed(admin);
+  write({ ...SETTINGS.auth, tokens: [{ token: second, realm: '*', role: 'admin' }] });
+  await withTimeout(adminClosed, 10000 * TIME_SCALE, 'the admin session closed');
+  await assert.rejects(openConsole(consolePort, { token: ADMIN }), /unauthorized/);
+});
+
+test('managers hold two sessions per realm at most; the admin keeps its places', async (t) => {
+  const { consolePort } = await startConsole(t);
+  const open = [];
+  t.after(() => open.forEach((c) => c.socket.close()));
+  for (let i = 0; i < 2; i++) open.push(await openConsole(consolePort, managerAuth('shop', KEY)));
+  await assert.rejects(openConsole(consolePort, managerAuth('shop', KEY)), /too many console sessions/);
+  open.push(await openConsole(consolePort, managerAuth('other', 'other-key')));
+  open.push(await openConsole(consolePort, { token: ADMIN }));
+});
+
+test('another site\'s page cannot use the console port; a subscription-heavy realm gives a bounded detail', async (t) => {
+  const { srv, consolePort } = await startConsole(t);
+  // A browser on another origin sends its Origin: refused before any Engine.IO session.
+  const polled = await fetch(`http://127.0.0.1:${consolePort}/socket.io/?EIO=4&transport=polling`, { headers: { origin: 'https://evil.example' } });
+  assert.equal(polled.status, 403);
+  const own = await fetch(`http://127.0.0.1:${consolePort}/socket.io/?EIO=4&transport=polling`, { headers: { origin: `http://127.0.0.1:${consolePort}` } });
+  assert.equal(own.status, 200);
+
+  // Two consumers of 300 subscriptions each: 500 in all are listed (each one's own count is below it).
+  for (const name of ['greedy', 'greedier']) {
+    const consumer = await connectV4(`http://127.0.0.1:${srv.port}`);
+    t.after(() => consumer.close());
+    consumer.emit('AUTHENTICATION', { realm: 'lobby' });
+    consumer.emit('CONSUMER', { name });
+    for (let i = 0; i < 300; i++) consumer.emit('SUBSCRIBE', { event: `e${i}`, producer: 'p', consumer: name });
+  }
+  const admin = await openConsole(consolePort, { token: ADMIN });
+  t.after(() => admin.socket.close());
+  await emitAck(admin.socket, 'watch', { realm: 'lobby' });
+  await waitFor(() => viewOf(admin.deltas).get('detail')?.truncated === true, 10000 * TIME_SCALE, 'a truncated detail');
+  const subs = viewOf(admin.deltas).get('detail').consumers.reduce((n, c) => n + c.subscriptions.length, 0);
+  assert.equal(subs, 500);
 });

@@ -44,7 +44,27 @@ const ConsoleAsset* find_asset(std::string_view path) {
   return nullptr;
 }
 
+bool same_text_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool refuse_cross_origin(const std::shared_ptr<net::HttpConnection>& conn, const net::HttpRequest& request) {
+  auto origin = request.find(beast_http::field::origin);
+  if (origin == request.end()) return false;
+  std::string_view o = origin->value();
+  size_t scheme = o.find("://");
+  std::string_view host = request[beast_http::field::host];
+  if (scheme != std::string_view::npos && !host.empty() && same_text_ignoring_case(o.substr(scheme + 3), host)) return false;
+  answer(conn, request, beast_http::status::forbidden, "cross-origin requests are refused on the console's port\n");
+  return true;
+}
 
 bool serve_console_page(const std::shared_ptr<net::HttpConnection>& conn, net::HttpRequest& request) {
   std::string_view target = request.target();

@@ -17,4 +17,10 @@ namespace siomq::surfaces::console {
 // Answers the request when its path is the console's (true), else leaves it to the next route (false).
 bool serve_console_page(const std::shared_ptr<net::HttpConnection>& conn, net::HttpRequest& request);
 
+// Answers 403 (true) a request that a page of another origin made: its Origin header is present and is
+// not the console's own (scheme://Host). The console's Engine.IO sessions go through this first, so that
+// another site open in an operator's browser cannot read the console (with auth off, when no credential
+// would stop it) nor use the broker through its port. Clients that are not browsers send no Origin.
+bool refuse_cross_origin(const std::shared_ptr<net::HttpConnection>& conn, const net::HttpRequest& request);
+
 }  // namespace siomq::surfaces::console

@@ -4,8 +4,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <map>
+#include <mutex>
+#include <utility>
 
 #include "auth/auth_config.h"
 #include "net/engine_session.h"
@@ -26,20 +27,53 @@ constexpr auto kTick = std::chrono::seconds(1);
 // One signed-in visitor. Lives as its socket's state; the timer's handler holds it too, until the socket
 // goes (then the timer is cancelled and nothing is sent any more).
 struct ConsoleSession : std::enable_shared_from_this<ConsoleSession> {
-  ConsoleSession(boost::asio::io_context& io, std::weak_ptr<net::Socket> s, ConsoleScope sc)
-      : timer(io), socket(std::move(s)), scope(std::move(sc)) {}
+  ConsoleSession(boost::asio::io_context& io, std::weak_ptr<net::Socket> s, ConsoleGrant g)
+      : timer(io), socket(std::move(s)), grant(std::move(g)) {
+    scope.admin = grant.admin;
+    scope.realm = grant.realm;
+  }
   boost::asio::steady_timer timer;
   std::weak_ptr<net::Socket> socket;
+  ConsoleGrant grant;
   ConsoleScope scope;
   std::map<std::string, std::string> sent;  // key -> the JSON last sent
   bool gathering = false;
+  bool again = false;  // the scope changed while gathering: gather again when it is done
   bool closed = false;
+};
+
+// Sessions by who holds them: kMaxSessions in all, and realm managers at most kMaxManagerSessions in all
+// and kMaxSessionsPerRealm per realm, so that managers cannot take every place from the admin.
+inline constexpr size_t kMaxManagerSessions = kMaxSessions / 2;
+inline constexpr size_t kMaxSessionsPerRealm = 2;
+class SessionCount {
+ public:
+  bool take(const ConsoleGrant& g) {
+    std::lock_guard lock(mu_);
+    if (all_ == kMaxSessions) return false;
+    if (!g.admin && (managers_ == kMaxManagerSessions || per_realm_[g.realm] == kMaxSessionsPerRealm)) return false;
+    ++all_;
+    if (!g.admin) ++managers_, ++per_realm_[g.realm];
+    return true;
+  }
+  void give_back(const ConsoleGrant& g) {
+    std::lock_guard lock(mu_);
+    --all_;
+    if (g.admin) return;
+    --managers_;
+    if (--per_realm_[g.realm] == 0) per_realm_.erase(g.realm);
+  }
+
+ private:
+  std::mutex mu_;
+  size_t all_ = 0, managers_ = 0;
+  std::map<std::string, size_t> per_realm_;
 };
 
 struct Console {
   ConsoleParts parts;
   RefusalPace refusals;
-  std::atomic<size_t> sessions{0};
+  SessionCount sessions;
 };
 
 // The delta between what was sent and `view`, recorded as sent; "" when nothing changed.
@@ -65,20 +99,29 @@ std::string delta(ConsoleSession& s, ConsoleView view) {
   return "{\"t\":" + std::to_string(unix_ms()) + ",\"set\":{" + set + "},\"del\":[" + del + "]}";
 }
 
-// Gathers the session's view and sends what changed, on the socket's worker.
+// Gathers the session's view and sends what changed, on the socket's worker. A session whose credential
+// no longer holds (revoked, rotated) is closed instead.
 void refresh(const std::shared_ptr<Console>& console, const std::shared_ptr<ConsoleSession>& session) {
-  if (session->gathering || session->closed) return;
+  if (session->closed) return;
+  if (session->gathering) {
+    session->again = true;
+    return;
+  }
+  if (!still_granted(console->parts.tyo->settings.current(), session->grant)) {
+    if (auto socket = session->socket.lock()) socket->disconnect();
+    return;
+  }
   session->gathering = true;
   auto executor = session->timer.get_executor();
+  auto back = [executor](std::function<void()> f) { boost::asio::post(executor, std::move(f)); };
   // The callback holds `console`: the parts gather() reads stay alive until it is done.
-  gather(console->parts, session->scope, [console, session, executor](ConsoleView view) {
-    boost::asio::post(executor, [session, view = std::move(view)]() mutable {
-      session->gathering = false;
-      auto socket = session->socket.lock();
-      if (session->closed || !socket || !socket->connected()) return;
-      std::string d = delta(*session, std::move(view));
-      if (!d.empty()) socket->emit("delta", d);
-    });
+  gather(console->parts, session->scope, back, [console, session](ConsoleView view) {
+    session->gathering = false;
+    auto socket = session->socket.lock();
+    if (session->closed || !socket || !socket->connected()) return;
+    std::string d = delta(*session, std::move(view));
+    if (!d.empty()) socket->emit("delta", d);
+    if (std::exchange(session->again, false)) refresh(console, session);
   });
 }
 
@@ -102,12 +145,8 @@ std::optional<std::string> on_connect(const std::shared_ptr<Console>& console, n
     console->refusals.count_refusal(socket.remote_address(), pace);
     return std::string("unauthorized");
   }
-  if (console->sessions.fetch_add(1) >= kMaxSessions) {
-    console->sessions.fetch_sub(1);
-    return std::string("too many console sessions");
-  }
-  auto session = std::make_shared<ConsoleSession>(socket.session().worker().io(), socket.weak_from_this(),
-                                                  ConsoleScope{grant->admin, grant->realm, std::nullopt});
+  if (!console->sessions.take(*grant)) return std::string("too many console sessions");
+  auto session = std::make_shared<ConsoleSession>(socket.session().worker().io(), socket.weak_from_this(), *grant);
   socket.set_state(session);
   json hello = {{"role", grant->admin ? "admin" : "manager"},
                 {"realm", grant->admin ? json() : json(grant->realm)},
@@ -147,7 +186,7 @@ void on_disconnect(const std::shared_ptr<Console>& console, net::Socket& socket)
   if (!session || session->closed) return;
   session->closed = true;
   session->timer.cancel();
-  console->sessions.fetch_sub(1);
+  console->sessions.give_back(session->grant);
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 // of the view console_view.h gathers for it. `watch` {realm|null} picks the realm whose detail it gets
 // (a manager only its own), answered on its ack and sent at once.
 //
-// Bounds: at most kMaxSessions console sessions on the server (one more is refused), one gathering in
-// progress per session (a tick finding the last still running is skipped), and refused CONNECTs paced
-// per address (refusal_pace.h).
+// Bounds: at most kMaxSessions console sessions on the server (one more is refused), of which realm
+// managers hold at most half and two per realm (so they cannot lock the admin out); one gathering in
+// progress per session (a tick finding the last still running is skipped); refused CONNECTs paced per
+// address (refusal_pace.h). Each tick checks the session's credential again (still_granted): a revoked
+// token or a rotated manager key closes the session.
 //
 // Threading: events on the socket's worker; each session's timer runs there, and the gathered view comes
 // back there before it is compared and sent.

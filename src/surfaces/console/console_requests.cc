@@ -48,9 +48,9 @@ bool is_admin_token(const auth::AuthConfig& config, std::string_view token) {
 
 std::optional<ConsoleGrant> console_grant(const auth::Snapshot& snap, std::string_view auth_json, auth::NonceCache& nonces,
                                           int64_t now_ms) {
-  if (!snap.auth.enabled) return ConsoleGrant{true, {}};
+  if (!snap.auth.enabled) return ConsoleGrant{true, {}, {}};
   ConnectAuth a = read_auth(auth_json);
-  if (a.token) return is_admin_token(snap.auth, *a.token) ? std::optional(ConsoleGrant{true, {}}) : std::nullopt;
+  if (a.token) return is_admin_token(snap.auth, *a.token) ? std::optional(ConsoleGrant{true, {}, *a.token}) : std::nullopt;
   if (!a.realm || a.proof.empty() || *a.realm == broker::Broker::kMirrorRealm || auth::bad_realm_name(*a.realm))
     return std::nullopt;
   auto realm = snap.auth.realms.find(*a.realm);
@@ -59,7 +59,16 @@ std::optional<ConsoleGrant> console_grant(const auth::Snapshot& snap, std::strin
   sio::append_json_string(body, *a.realm);
   body += "}";
   if (!auth::verify_proof(kConnectAction, body, a.proof, *realm->second.manager_key, now_ms, nonces)) return std::nullopt;
-  return ConsoleGrant{false, *a.realm};
+  return ConsoleGrant{false, *a.realm, *realm->second.manager_key};
+}
+
+bool still_granted(const auth::Snapshot& snap, const ConsoleGrant& grant) {
+  if (grant.credential.empty()) return !snap.auth.enabled;  // granted while auth was off
+  if (!snap.auth.enabled) return true;                     // auth switched off: everyone is an admin now
+  if (grant.admin) return is_admin_token(snap.auth, grant.credential);
+  auto realm = snap.auth.realms.find(grant.realm);
+  return realm != snap.auth.realms.end() && realm->second.manager_key &&
+         auth::equal_secrets(grant.credential, *realm->second.manager_key);
 }
 
 Result<std::optional<std::string>> read_watch(std::string_view args) {

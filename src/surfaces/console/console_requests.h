@@ -28,12 +28,18 @@ inline constexpr std::string_view kConnectAction = "CONSOLE_CONNECT";
 
 struct ConsoleGrant {
   bool admin = false;
-  std::string realm;  // a manager's realm; "" for an admin
+  std::string realm;       // a manager's realm; "" for an admin
+  std::string credential;  // the admin token or the manager key it was granted for ("" with auth off)
 };
 
 // nullopt: refused (the CONNECT is answered "unauthorized", whatever the reason).
 std::optional<ConsoleGrant> console_grant(const auth::Snapshot& snap, std::string_view auth_json, auth::NonceCache& nonces,
                                           int64_t now_ms);
+
+// Whether `grant` still holds under the settings now: its admin token still an admin token, its realm's
+// manager key unchanged, auth still as it was. A session whose grant no longer holds is closed (a
+// revoked token or a rotated key ends what it opened).
+bool still_granted(const auth::Snapshot& snap, const ConsoleGrant& grant);
 
 // The realm of a `watch` event's arguments (the packet's data array), nullopt for null; 400 when the
 // arguments are not one object whose `realm` is a realm name or null.

@@ -231,17 +231,22 @@ ConsoleView assemble(const ConsoleParts& parts, Gathered& g) {
 
 }  // namespace
 
-void gather(const ConsoleParts& parts, ConsoleScope scope, std::function<void(ConsoleView)> done) {
+void gather(const ConsoleParts& parts, ConsoleScope scope, Back back, std::function<void(ConsoleView)> done) {
   std::shared_ptr<Gathered> g = read_here(parts, std::move(scope));
   std::optional<std::string> watched = g->scope.watched;
-  parts.tyo->queues.view(watched, kMaxListed, [&parts, g, done = std::move(done)](broker::QueueView q) mutable {
+  std::optional<std::string> only = g->scope.admin ? std::nullopt : std::optional(g->scope.realm);
+  // The JSON is made back on the caller's thread: the queues' and streams' threads only read.
+  auto finish = [&parts, g, back, done = std::move(done)]() mutable {
+    back([&parts, g, done = std::move(done)] { done(assemble(parts, *g)); });
+  };
+  parts.tyo->queues.view(watched, only, kMaxListed, [&parts, g, finish = std::move(finish)](broker::QueueView q) mutable {
     g->queues = std::move(q);
-    if (!g->scope.watched || !parts.streams) return done(assemble(parts, *g));
+    if (!g->scope.watched || !parts.streams) return finish();
     parts.streams->list(
         *g->scope.watched,
-        [&parts, g, done = std::move(done)](Result<std::vector<broker::StreamInfo>> streams) {
+        [g, finish = std::move(finish)](Result<std::vector<broker::StreamInfo>> streams) mutable {
           if (streams) g->streams = std::move(*streams);
-          done(assemble(parts, *g));
+          finish();
         },
         true);
   });

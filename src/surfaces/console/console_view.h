@@ -12,8 +12,9 @@
 // subscriptions (broker/realm_view.cc, broker/queue_view.cc).
 //
 // Threading: gather() starts on the caller's thread (the broker, the enrolments and the settings are read
-// there) and goes on on the durable queues' thread and then the streams' thread; `done` runs on the last
-// one. `parts` must outlive every gather in progress (the server owns them).
+// there), goes on on the durable queues' thread and then the streams' thread (each reads its own state),
+// and comes back through `back` to make the JSON and call `done` on the caller's thread. `parts` must
+// outlive every gather in progress (the server owns them).
 #pragma once
 
 #include <cstddef>
@@ -54,6 +55,8 @@ struct ConsoleScope {
 // Key -> JSON text, keys in order.
 using ConsoleView = std::vector<std::pair<std::string, std::string>>;
 
-void gather(const ConsoleParts& parts, ConsoleScope scope, std::function<void(ConsoleView)> done);
+// Runs a function on the caller's thread (a post to its loop).
+using Back = std::function<void(std::function<void()>)>;
+void gather(const ConsoleParts& parts, ConsoleScope scope, Back back, std::function<void(ConsoleView)> done);
 
 }  // namespace siomq::surfaces::console
