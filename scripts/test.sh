@@ -144,7 +144,9 @@ run_step crash-redis one env SIOMQ_SERVER="$root/build-test/src/siomq-server" no
 run_step build-asan one bash -c "$(declare -f configure); configure build-asan $(printf '%q ' "${sanitizer_flags[@]}") \
   -DSIOMQ_SANITIZE=address,undefined -DSIOMQ_FUZZ=ON -DSIOMQ_FUZZ_SECONDS=12 && cmake --build build-asan"
 run_step unit-asan ctest ctest --test-dir build-asan --output-on-failure -LE fuzz -j2
-run_step e2e-asan node env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 bash tests/e2e/run.sh
+# The console's browser test leaves a screenshot of each page in build-asan/console-shots (CI artifacts).
+run_step e2e-asan node env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 \
+  SIOMQ_CONSOLE_SHOTS="$root/build-asan/console-shots" bash tests/e2e/run.sh
 run_step crash-asan one env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 \
   node tests/crash/crash_cycles.js 5 --storage file
 # Each fuzz target for SIOMQ_FUZZ_SECONDS (12) from the checked-in seeds, two at a time (one core each);
