@@ -26,7 +26,7 @@ constexpr auto kTick = std::chrono::seconds(1);
 
 // One signed-in visitor. Lives as its socket's state; the timer's handler holds it too, until the socket
 // goes (then the timer is cancelled and nothing is sent any more).
-struct ConsoleSession : std::enable_shared_from_this<ConsoleSession> {
+struct ConsoleSession {
   ConsoleSession(boost::asio::io_context& io, std::weak_ptr<net::Socket> s, ConsoleGrant g)
       : timer(io), socket(std::move(s)), grant(std::move(g)) {
     scope.admin = grant.admin;
