@@ -154,7 +154,8 @@ std::optional<std::string> on_connect(const std::shared_ptr<Console>& console, n
                 {"version", console->parts.version},
                 {"node_id", ctx.cluster ? json(ctx.cluster->node_id()) : json()}};
   // After the CONNECT's answer: the first delta follows the hello.
-  boost::asio::post(socket.session().worker().io(), [console, session, hello = hello.dump()] {
+  boost::asio::post(socket.session().worker().io(), [console, session,
+                                                     hello = hello.dump(-1, ' ', false, json::error_handler_t::replace)] {
     auto s = session->socket.lock();
     if (!s || session->closed) return;
     s->emit("hello", hello);

@@ -215,7 +215,7 @@ ConsoleView assemble(const ConsoleParts& parts, Gathered& g) {
     for (const auto& [name, counts] : g.queues.realms) g.realms.insert(name);
     add_queue_totals(g.overview, g.queues.totals);
     g.overview["realms_total"] = g.realms.size();
-    view.emplace_back("overview", g.overview.dump());
+    view.emplace_back("overview", g.overview.dump(-1, ' ', false, json::error_handler_t::replace));
   }
   size_t listed = 0;
   for (const auto& name : g.realms) {
