@@ -16,8 +16,9 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev prometheus-cpp-dev
   libgtest-dev
 )
-# --tests: also what only the tests use (Debian's chromium, for the console's browser tests).
-[[ "${1:-}" == --tests ]] && packages+=(chromium)
+# --tests: also what only the tests use: Debian's chromium for the console's browser tests, and a font
+# (packages come without their recommendations here, and a page without any font lays its text out empty).
+[[ "${1:-}" == --tests ]] && packages+=(chromium fonts-liberation)
 # Node.js may come from elsewhere (its npm bundled); Debian's npm is only wanted where there is none.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
