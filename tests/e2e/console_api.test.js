@@ -143,10 +143,12 @@ test('an admin sees the overview and every realm; deltas carry what changed; wat
   producer.emit('PRODUCER', { name: 'clock' });
   const before = Date.now();
   for (let i = 0; i < 3; i++) producer.emit('PRODUCE', { event: 'tick', from: 'clock', message: { i } });
+  // (The realms' queue counts are a pass made at most once a second: they may follow the detail by one.)
   await waitFor(() => {
-    const d = viewOf(admin.deltas).get('detail');
-    return d && d.queues.some((q) => q.consumer === 'watcher' && q.depth === 3);
-  }, 10000 * TIME_SCALE, 'the durable queue with 3 copies');
+    const v = viewOf(admin.deltas);
+    const d = v.get('detail');
+    return d && d.queues.some((q) => q.consumer === 'watcher' && q.depth === 3) && v.get('realm/lobby').queued === 3;
+  }, 10000 * TIME_SCALE, 'the durable queue with 3 copies, in the detail and the realm\'s count');
   view = viewOf(admin.deltas);
   const queue = view.get('detail').queues.find((q) => q.consumer === 'watcher');
   assert.ok(queue.oldest_ms >= before - 1000 && queue.oldest_ms <= Date.now(), `oldest_ms ${queue.oldest_ms}`);
