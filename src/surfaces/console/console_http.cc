@@ -1,5 +1,7 @@
 #include "surfaces/console/console_http.h"
 
+#include <boost/beast/core/string.hpp>
+
 #include <string_view>
 
 #include "surfaces/console/console_assets.h"
@@ -44,15 +46,6 @@ const ConsoleAsset* find_asset(std::string_view path) {
   return nullptr;
 }
 
-bool same_text_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 bool refuse_cross_origin(const std::shared_ptr<net::HttpConnection>& conn, const net::HttpRequest& request) {
@@ -61,7 +54,7 @@ bool refuse_cross_origin(const std::shared_ptr<net::HttpConnection>& conn, const
   std::string_view o = origin->value();
   size_t scheme = o.find("://");
   std::string_view host = request[beast_http::field::host];
-  if (scheme != std::string_view::npos && !host.empty() && same_text_ignoring_case(o.substr(scheme + 3), host)) return false;
+  if (scheme != std::string_view::npos && !host.empty() && boost::beast::iequals(o.substr(scheme + 3), host)) return false;
   answer(conn, request, beast_http::status::forbidden, "cross-origin requests are refused on the console's port\n");
   return true;
 }
