@@ -70,6 +70,8 @@ cleanup() {
 }
 trap cleanup EXIT
 # For siomq-tls: a self-signed certificate for this run (the load generator verifies it with --ca).
+# siomq's HTTP API on, for its metrics: the latency runs read the server's own part from them.
+echo '{"http_api": {"enabled": true}}' >"$work/settings.json"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/key.pem" \
   -out "$work/cert.pem" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost 2>/dev/null
 
@@ -104,7 +106,7 @@ start_server() {  # start_server NAME: starts it pinned to the server core, wait
       [ "$name" = siomq-tls ] && tls=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
       rm -rf "$work/data"
       taskset -c "$server_core" "$binary" --port "$port" --threads 1 --storage file --sync batch \
-        --data-dir "$work/data" --log-level warn "${tls[@]}" >"$work/server.log" 2>&1 &
+        --data-dir "$work/data" --settings "$work/settings.json" --log-level warn "${tls[@]}" >"$work/server.log" 2>&1 &
       ;;
     tyo-mq) taskset -c "$server_core" node bench/peers/tyo-mq-server.js "$port" >"$work/server.log" 2>&1 & ;;
     relay) taskset -c "$server_core" node bench/peers/relay.js "$port" >"$work/server.log" 2>&1 & ;;
@@ -154,9 +156,19 @@ for round in $(seq "$rounds"); do
       # shellcheck disable=SC2086
       url="http://127.0.0.1:$(port_for "$name")"
       [ "$name" = siomq-tls ] && url="https://localhost:$(port_for "$name")" && extra+=(--ca "$work/cert.pem")
+      # siomq's latency runs: its histogram from read to write, before and after (bench/server-latency.js).
+      scrape=0
+      [[ $id == latency* && $name != tyo-mq && $name != relay ]] && scrape=1
+      ((scrape)) && curl -sk "$url/api/metrics" >"$work/metrics-before.txt"
       if line=$(taskset -c "$bench_core" build/src/siomq bench $args --url "$url" \
                   --eio "$eio" -d "$duration" --json -q "${extra[@]}"); then
-        printf '{"server":"%s","id":"%s","round":%d,"result":%s}\n' "$name" "$id" "$round" "$line" >>"$results"
+        server="{}"
+        if ((scrape)); then
+          curl -sk "$url/api/metrics" >"$work/metrics-after.txt"
+          server=$(node bench/server-latency.js "$work/metrics-before.txt" "$work/metrics-after.txt")
+        fi
+        printf '{"server":"%s","id":"%s","round":%d,"result":%s,"server_latency_us":%s}\n' "$name" "$id" "$round" "$line" \
+          "$server" >>"$results"
       else
         printf '{"server":"%s","id":"%s","round":%d,"failed":true}\n' "$name" "$id" "$round" >>"$results"
       fi

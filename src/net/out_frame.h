@@ -5,13 +5,17 @@
 #include <memory>
 #include <string>
 
+#include "net/write_latency.h"
+
 namespace siomq::net {
 
 // `bytes` of a text frame start with the Engine.IO type digit ("42[...]"); a binary frame holds a
 // message's raw bytes. Encoded once, the same bytes go to every recipient.
+// `read_us` is the stamp of the read that caused the frame, if any (write_latency.h).
 struct OutFrame {
   std::shared_ptr<const std::string> bytes;
   bool binary = false;
+  uint32_t read_us = read_stamp();
 
   size_t size() const { return bytes ? bytes->size() : 0; }
 };

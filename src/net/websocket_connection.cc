@@ -94,6 +94,7 @@ void WebSocketConnection::on_readable() {
       return;
     }
     if (closing_) continue;  // after our close frame, input is drained and ignored
+    ReadStamp stamp;  // the frames this read causes carry its time, to the write (write_latency.h)
     auto st = reader_.feed(t_scratch.data(), n, [this](const ws::Event& ev) { return handle_event(ev); });
     if (!st) {
       spdlog::debug("websocket: {}", st.error().message);
@@ -169,7 +170,7 @@ void WebSocketConnection::send(OutFrame frame) {
   if (closing_ || closed_ || !frame.bytes) return;
   queued_bytes_ += frame.size();
   ++queued_items_;
-  queue_.push_back({std::move(frame.bytes), frame.binary ? ws::Opcode::kBinary : ws::Opcode::kText});
+  queue_.push_back({std::move(frame.bytes), frame.binary ? ws::Opcode::kBinary : ws::Opcode::kText, frame.read_us});
   schedule_flush();
 }
 
@@ -357,9 +358,11 @@ void WebSocketConnection::write_tls() {
 void WebSocketConnection::write_done() {
   writing_ = false;
   bool sent_close = false;
+  uint32_t now_us = 0;
   for (const auto& item : inflight_) {
     queued_bytes_ -= item.bytes->size();  // every frame counts, control frames too
     if (item.opcode == ws::Opcode::kClose) sent_close = true;
+    if (item.read_us != 0) record_write(item.read_us, now_us ? now_us : (now_us = stamp_now_us()));
   }
   written_items_ += inflight_.size();
   inflight_.clear();

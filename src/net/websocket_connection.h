@@ -82,6 +82,7 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   struct Item {
     std::shared_ptr<const std::string> bytes;
     ws::Opcode opcode;
+    uint32_t read_us = 0;  // the read that caused it (write_latency.h); 0: none
   };
   std::vector<Item> queue_;     // waiting to be written
   std::vector<Item> inflight_;  // being written

@@ -214,6 +214,13 @@ test('metrics: Prometheus text with the reference names and sorted labels; a ser
   assert.ok(find(all, 'siomq_deliveries_total')[0].value >= 2);
   assert.ok(find(all, 'siomq_worker_sessions').reduce((n, s) => n + s.value, 0) >= 2);
   assert.equal(find(all, 'tyo_mq_messages_queued_total').length, 0, 'nothing stored');
+  // The server's own latency: each delivery and answer written over the WebSockets, from its read.
+  const written = find(all, 'siomq_read_to_write_seconds_count')[0].value;
+  assert.ok(written >= 2, `the two deliveries at least: ${written}`);
+  const buckets = find(all, 'siomq_read_to_write_seconds_bucket').map((s) => s.value);
+  assert.ok(buckets.length > 10 && buckets.every((n, i) => i === 0 || n >= buckets[i - 1]), 'cumulative buckets');
+  assert.equal(buckets[buckets.length - 1], written, 'the +Inf bucket holds every frame');
+  assert.ok(find(all, 'siomq_read_to_write_seconds_sum')[0].value > 0);
 });
 
 test('metrics: client-chosen label values are bounded: past 1000 series per family they count as __other__', async (t) => {

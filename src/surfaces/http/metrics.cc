@@ -8,10 +8,12 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 #include "broker/durable_queues.h"
 #include "cluster/link.h"
+#include "net/write_latency.h"
 #include "surfaces/http/bounded_counters.h"
 
 namespace siomq::surfaces::http {
@@ -23,6 +25,28 @@ prometheus::Counter& plain_counter(prometheus::Registry& r, const char* name, co
 
 prometheus::Gauge& plain_gauge(prometheus::Registry& r, const char* name, const char* help) {
   return prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
+}
+
+// siomq_read_to_write_seconds, from the write path's own per-thread counts (net/write_latency.h): the
+// hot path records into plain per-thread buckets, not into a prometheus-cpp Histogram (a mutex each).
+prometheus::MetricFamily read_to_write_family() {
+  net::WriteLatency w = net::write_latency();
+  prometheus::MetricFamily family;
+  family.name = "siomq_read_to_write_seconds";
+  family.help = "From a WebSocket read to the write of each frame it caused (deliveries, answers), in the server";
+  family.type = prometheus::MetricType::Histogram;
+  prometheus::ClientMetric m;
+  m.histogram.sample_count = w.count;
+  m.histogram.sample_sum = static_cast<double>(w.sum_us) / 1e6;
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < w.buckets.size(); ++i) {
+    cumulative += w.buckets[i];
+    double le = i < net::kWriteLatencyBoundsUs.size() ? net::kWriteLatencyBoundsUs[i] / 1e6
+                                                       : std::numeric_limits<double>::infinity();
+    m.histogram.bucket.push_back({cumulative, le});
+  }
+  family.metric.push_back(std::move(m));
+  return family;
 }
 
 }  // namespace
@@ -186,6 +210,7 @@ std::string Metrics::render(const Now& now) {
   auto families = f.registry->Collect();
   // A family none of whose series was ever incremented is left out, HELP and TYPE lines included.
   std::erase_if(families, [](const prometheus::MetricFamily& m) { return m.metric.empty(); });
+  families.push_back(read_to_write_family());
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);
   return std::move(out).str();

@@ -12,7 +12,8 @@
 // siomq's (always present): siomq_deliveries_total, siomq_messages_{stored,acked,redelivered,
 // dead_lettered,expired,dropped}_total, the gauges siomq_messages_queued, siomq_messages_in_flight,
 // siomq_dead_letters, siomq_worker_sessions{worker}, siomq_slow_consumers_total and the histogram
-// siomq_store_write_seconds. On a node in a cluster (only there): siomq_cluster_connected,
+// siomq_store_write_seconds, and siomq_read_to_write_seconds (net/write_latency.h: a message's time in
+// the server, from its read to the write of each delivery or answer it caused). On a node in a cluster (only there): siomq_cluster_connected,
 // siomq_cluster_{relayed_out,relayed_in,relay_dropped,relay_refused,relay_unwanted,outages}_total and the
 // gauges siomq_cluster_peers, siomq_cluster_interest_terms, siomq_cluster_reference_mode.
 //
