@@ -14,6 +14,7 @@ packages=(
   librocksdb-dev libhiredis-dev redis-server
   libssl-dev openssl curl
   libspdlog-dev libfmt-dev libcli11-dev prometheus-cpp-dev
+  libgoogle-perftools-dev
   libgtest-dev
 )
 # --tests: also what only the tests use: Debian's chromium for the console's browser tests, and a font
