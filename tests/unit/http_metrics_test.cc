@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "broker/durable_queues.h"
+#include "net/write_latency.h"
 #include "surfaces/http/metrics.h"
 
 namespace siomq::surfaces::http {
@@ -86,6 +87,38 @@ TEST(HttpMetrics, SseStreamsAreCountedPerRealm) {
   m.sse_stream_opened("b");
   EXPECT_NE(m.render({}).find("tyo_mq_sse_connections_total{realm=\"b\"} 1"), std::string::npos);
   EXPECT_NE(m.render({}).find("tyo_mq_sse_connections_total{realm=\"a\"} 2"), std::string::npos);
+}
+
+// siomq_read_to_write_seconds (net/write_latency.h): a frame written `took` µs after its read lands in
+// the first bucket whose bound is >= took; unstamped frames are not counted; a thread's counts outlive it;
+// the stamp's wrap at 2^32 µs does not make a span negative.
+TEST(HttpMetrics, ReadToWriteLatencyBucketsAndThreads) {
+  const net::WriteLatency before = net::write_latency();
+  std::thread writer([] {
+    net::record_write(1000, 1005);              // 5 µs: the 5 µs bucket (<=)
+    net::record_write(1000, 1006);              // 6 µs: the 10 µs bucket
+    net::record_write(0, 99);                   // no stamp: not counted
+    net::record_write(0xFFFFFFF0u, 0x10);       // 32 µs across the wrap: the 40 µs bucket
+    net::record_write(1, 1 + 5'000'000);        // 5 s: past the last bound
+  });
+  writer.join();  // its counts are folded into the retired ones
+  const net::WriteLatency after = net::write_latency();
+  auto added = [&](size_t i) { return after.buckets[i] - before.buckets[i]; };
+  EXPECT_EQ(after.count - before.count, 4u);
+  EXPECT_EQ(added(0), 1u);  // le 5 µs
+  EXPECT_EQ(added(1), 1u);  // le 10 µs
+  EXPECT_EQ(added(4), 1u);  // le 40 µs
+  EXPECT_EQ(added(net::kWriteLatencyBoundsUs.size()), 1u);  // +Inf
+  EXPECT_EQ(after.sum_us - before.sum_us, 5u + 6u + 32u + 5'000'000u);
+  {
+    net::ReadStamp stamp;
+    EXPECT_NE(net::read_stamp(), 0u);
+  }
+  EXPECT_EQ(net::read_stamp(), 0u);
+  const std::string text = Metrics(10).render({});
+  EXPECT_NE(text.find("# TYPE siomq_read_to_write_seconds histogram"), std::string::npos) << text;
+  EXPECT_NE(text.find("siomq_read_to_write_seconds_bucket{le=\"5e-06\"}"), std::string::npos) << text;
+  EXPECT_NE(text.find("siomq_read_to_write_seconds_bucket{le=\"+Inf\"}"), std::string::npos) << text;
 }
 
 }  // namespace
