@@ -6,19 +6,23 @@
 # nats-server 2.9 answers a JetStream publish before any fsync, so the stream rows compare siomq's
 # `--sync never` with it and show `--sync batch` (fsynced group commit, the default) beside it.
 #
-#   bash bench/bus_compare.sh [--rounds N] [--duration SECONDS] [--out FILE]
+#   bash bench/bus_compare.sh [--rounds N] [--duration SECONDS] [--out FILE] [--prebuilt DIR]
+#
+# --prebuilt DIR  runs DIR/src/siomq-server and DIR/src/siomq instead of building build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3
 duration=5
+prebuilt=""
 out="bench/results/$(date -u +%F)-bus.md"
 while (($#)); do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: bash bench/bus_compare.sh [--rounds N] [--duration SECONDS] [--out FILE]" >&2; exit 2 ;;
+    --prebuilt) prebuilt=$2; shift 2 ;;
+    *) echo "usage: bash bench/bus_compare.sh [--rounds N] [--duration SECONDS] [--out FILE] [--prebuilt DIR]" >&2; exit 2 ;;
   esac
 done
 
@@ -26,16 +30,21 @@ bash scripts/setup.sh
 if ! command -v nats-server >/dev/null || [ ! -f /usr/include/nats/nats.h ]; then
   ${SUDO:-$( [ "$(id -u)" -eq 0 ] || echo sudo )} apt-get install -y -qq --no-install-recommends nats-server libnats-dev
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build --target siomq-server siomq
-cc -O2 -Wall -o build/nats_bench bench/nats/nats_bench.c -lnats
-
+bin=build
+if [ -n "$prebuilt" ]; then
+  bin=$prebuilt
+else
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build --target siomq-server siomq
+fi
 work=$(mktemp -d)
+cc -O2 -Wall -o "$work/nats_bench" bench/nats/nats_bench.c -lnats
+
 trap 'pkill -f "siomq-server --port 7399" 2>/dev/null || true; pkill -f "nats-server -p 4399" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 start_siomq() {  # $1: sync mode
   rm -rf "$work/data"
-  taskset -c 0 build/src/siomq-server --port 7399 --threads 1 --sync "$1" --data-dir "$work/data" --log-level warn &
+  taskset -c 0 "$bin/src/siomq-server" --port 7399 --threads 1 --sync "$1" --data-dir "$work/data" --log-level warn &
   for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/7399) 2>/dev/null && return; sleep 0.05; done
 }
 start_nats() {
@@ -52,14 +61,14 @@ siomq_run() {  # scenario, sync, extra args...: prints the rate
   local scenario=$1 sync=$2
   shift 2
   start_siomq "$sync"
-  taskset -c 1 build/src/siomq bench "$scenario" --url http://127.0.0.1:7399 -d "$duration" -q --json "$@" |
+  taskset -c 1 "$bin/src/siomq" bench "$scenario" --url http://127.0.0.1:7399 -d "$duration" -q --json "$@" |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s);
       console.log(r.rate + (r.latency_us ? " " + r.latency_us.p50 : ""))})'
   stop_all
 }
 nats_run() {  # mode, args...: prints the rate (and p50 µs for request)
   start_nats
-  taskset -c 1 build/nats_bench nats://127.0.0.1:4399 "$@" | awk '{ if ($0 ~ /round trips/) print $1, $5; else print $1 }'
+  taskset -c 1 "$work/nats_bench" nats://127.0.0.1:4399 "$@" | awk '{ if ($0 ~ /round trips/) print $1, $5; else print $1 }'
   stop_all
 }
 

@@ -85,13 +85,15 @@ lines.push(`Written by \`bench/compare.sh\` at ${git('git rev-parse --short HEAD
   'server pinned to core 0, the load generator (`siomq bench`, one thread) on core 1.');
 lines.push('');
 lines.push('- **siomq**: `siomq-server --threads 1 --storage file --sync batch` (the embedded default store, fsynced group commits).');
-lines.push('- **tyo-mq**: the Node.js broker from npm, `tyo-mq@0.2.14` (Socket.IO v2, driven over Engine.IO 3), its logger silenced.');
+if (peers.includes('tyo-mq'))
+  lines.push('- **tyo-mq**: the Node.js broker from npm, `tyo-mq@0.2.14` (Socket.IO v2, driven over Engine.IO 3), its logger silenced.');
 if (peers.includes('baseline'))
   lines.push(`- **siomq ${baseline}**: the same server as built at revision ${baseline}, with the same flags.`);
 if (peers.includes('siomq-tls'))
   lines.push('- **siomq over TLS**: the same server and flags with `--tls-cert/--tls-key` (a self-signed P-256 certificate), ' +
     'driven over `wss://` by the same load generator; its "× better" is the cost of TLS.');
-lines.push('- **relay**: `bench/peers/relay.js`, a hand-written socket.io@4 relay with an in-memory durable queue and ACK.');
+if (peers.includes('relay'))
+  lines.push('- **relay**: `bench/peers/relay.js`, a hand-written socket.io@4 relay with an in-memory durable queue and ACK.');
 lines.push('');
 lines.push('"× better" is siomq / peer for throughput and peer / siomq for latency and memory. On a shared virtual ' +
   'machine absolute figures move by up to 2× between runs minutes apart (latency tails most): compare the ratios, ' +

@@ -13,6 +13,9 @@
 #                 (siomq with --tls-cert/--tls-key, driven over wss://, a certificate made for the run) only when named.
 # --no-bus        skips the bus's table: without --only, --servers or --baseline, the run ends with
 #                 bench/bus_compare.sh (the bus against nats-server) at the same rounds and duration.
+# --prebuilt DIR  runs DIR/src/siomq-server and DIR/src/siomq instead of building build/ (and, with
+#                 --baseline, BASE/src/siomq-server where BASE is given by --baseline-build): for a tree
+#                 already built with other flags, e.g. a unity build.
 #
 # Installs what it needs (scripts/setup.sh, then `npm ci` in bench/peers), builds the release binaries.
 set -euo pipefail
@@ -24,6 +27,8 @@ only=""
 baseline=""
 servers_arg=""
 bus=1
+prebuilt=""
+baseline_prebuilt=""
 out="bench/results/$(date -u +%F).md"
 while (($#)); do
   case $1 in
@@ -34,8 +39,10 @@ while (($#)); do
     --baseline) baseline=$(git rev-parse --short "$2"); shift 2 ;;
     --servers) servers_arg=$2; shift 2 ;;
     --no-bus) bus=0; shift ;;
+    --prebuilt) prebuilt=$2; shift 2 ;;
+    --baseline-build) baseline_prebuilt=$2; shift 2 ;;
     *) echo "usage: bash bench/compare.sh [--rounds N] [--duration SECONDS] [--only scenario,...] [--out FILE]" \
-            "[--baseline REV] [--servers LIST] [--no-bus]" >&2; exit 2 ;;
+            "[--baseline REV] [--servers LIST] [--no-bus] [--prebuilt DIR] [--baseline-build DIR]" >&2; exit 2 ;;
   esac
 done
 
@@ -44,10 +51,16 @@ if [ ! -d bench/peers/node_modules ] || [ bench/peers/package-lock.json -nt benc
   (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
   touch bench/peers/node_modules
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build --target siomq-server siomq
+bin=build
+if [ -n "$prebuilt" ]; then
+  bin=$prebuilt
+else
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build --target siomq-server siomq
+fi
 if [ -n "$baseline" ]; then
   baseline_build="build/baseline-$baseline"
+  [ -n "$baseline_prebuilt" ] && baseline_build=$baseline_prebuilt
   if [ ! -x "$baseline_build/src/siomq-server" ]; then
     src="build/baseline-src-$baseline"
     rm -rf "$src"
@@ -101,7 +114,7 @@ start_server() {  # start_server NAME: starts it pinned to the server core, wait
   port=$(port_for "$name")
   case $name in
     siomq | baseline | siomq-tls)
-      local binary=build/src/siomq-server tls=()
+      local binary=$bin/src/siomq-server tls=()
       [ "$name" = baseline ] && binary="$baseline_build/src/siomq-server"
       [ "$name" = siomq-tls ] && tls=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
       rm -rf "$work/data"
@@ -160,7 +173,7 @@ for round in $(seq "$rounds"); do
       scrape=0
       [[ $id == latency* && $name != tyo-mq && $name != relay ]] && scrape=1
       ((scrape)) && curl -sk "$url/api/metrics" >"$work/metrics-before.txt"
-      if line=$(taskset -c "$bench_core" build/src/siomq bench $args --url "$url" \
+      if line=$(taskset -c "$bench_core" "$bin/src/siomq" bench $args --url "$url" \
                   --eio "$eio" -d "$duration" --json -q "${extra[@]}"); then
         server="{}"
         if ((scrape)); then
