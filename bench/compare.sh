@@ -82,9 +82,9 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-# For siomq-tls: a self-signed certificate for this run (the load generator verifies it with --ca).
 # siomq's HTTP API on, for its metrics: the latency runs read the server's own part from them.
 echo '{"http_api": {"enabled": true}}' >"$work/settings.json"
+# For siomq-tls: a self-signed certificate for this run (the load generator verifies it with --ca).
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/key.pem" \
   -out "$work/cert.pem" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost 2>/dev/null
 
