@@ -51,7 +51,14 @@ void DocumentChanges::next() {
   });
 }
 
+void DocumentChanges::fail_all(const Status& s) {
+  std::deque<Pending> all;
+  all.swap(pending_);
+  for (auto& p : all) p.done(s);
+}
+
 void DocumentChanges::finish(const Status& s) {
+  if (pending_.empty()) return;  // failed by fail_all() meanwhile
   auto done = std::move(pending_.front().done);
   pending_.pop_front();
   done(s);

@@ -34,6 +34,8 @@ class DocumentChanges {
                   std::function<uint64_t()> generation);
 
   void change(std::string key, Link::Change change, std::function<void(const Status&)> done);
+  // Answers every change still waiting with `s` (the node is stopping: nothing will run them).
+  void fail_all(const Status& s);
 
  private:
   struct Pending {

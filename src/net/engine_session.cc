@@ -12,9 +12,13 @@ using boost::asio::ip::tcp;
 
 namespace {
 
-// Every session's heartbeat ping is the same bytes.
+// Every session's heartbeat ping is the same bytes (made once, so with no read's stamp: write_latency.h).
 const OutFrame& ping_frame() {
-  static const OutFrame ping = text_frame("2");
+  static const OutFrame ping = [] {
+    OutFrame f = text_frame("2");
+    f.read_us = 0;
+    return f;
+  }();
   return ping;
 }
 

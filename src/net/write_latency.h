@@ -6,11 +6,15 @@
 // How: a WebSocket read stamps its thread (ReadStamp, a thread-local); every OutFrame made while the
 // stamp is set carries it (out_frame.h), across threads too (a delivery to another worker's session),
 // and the WebSocket write that completes a frame's bytes records now − stamp. Frames made with no read
-// behind them (the durable queues' and the cluster's threads, timers, heartbeats) carry no stamp and
-// are not counted; neither are long-polling responses.
+// behind them (the durable queues' and the cluster's threads, timers, heartbeats, an HTTP publish, the
+// bytes that came with the WebSocket upgrade) carry no stamp and are not counted; neither are
+// long-polling responses.
 //
-// Threading: record() on the writing thread, into that thread's own buckets (relaxed stores, no lock
-// and no shared cache line on the hot path); snapshot() from any thread sums every thread's.
+// The span starts when the server read the bytes (a message that waited in the kernel's socket buffer
+// while the worker was busy is not charged for that wait) and ends when the write returned.
+//
+// Threading: record_write() on the writing thread, into that thread's own buckets (relaxed stores, no lock
+// and no shared cache line on the hot path); write_latency() from any thread sums every thread's.
 #pragma once
 
 #include <array>
@@ -27,13 +31,17 @@ uint32_t stamp_now_us();
 inline thread_local uint32_t t_read_stamp_us = 0;
 inline uint32_t read_stamp() { return t_read_stamp_us; }
 
-// Sets this thread's read stamp for its lifetime (a read and the handling of what it brought).
+// Sets this thread's read stamp for its lifetime (a read and the handling of what it brought), and puts
+// back the one it found.
 class ReadStamp {
  public:
-  ReadStamp() { t_read_stamp_us = stamp_now_us(); }
-  ~ReadStamp() { t_read_stamp_us = 0; }
+  ReadStamp() : previous_(t_read_stamp_us) { t_read_stamp_us = stamp_now_us(); }
+  ~ReadStamp() { t_read_stamp_us = previous_; }
   ReadStamp(const ReadStamp&) = delete;
   ReadStamp& operator=(const ReadStamp&) = delete;
+
+ private:
+  uint32_t previous_;
 };
 
 // The histogram's bucket upper bounds, in microseconds (a last bucket, +Inf, follows).

@@ -39,7 +39,7 @@ void SocketEndpoint::send(FramesPtr frames) {
     if (auto s = socket_.lock()) s->send_frames(*frames);
     return;
   }
-  post_outgoing({std::move(frames), {}, {}});
+  post_outgoing({std::move(frames), {}, {}, 0});
 }
 
 void SocketEndpoint::send_text(std::string text) {
@@ -48,7 +48,7 @@ void SocketEndpoint::send_text(std::string text) {
     if (auto s = socket_.lock()) s->send_frames({&frame, 1});
     return;
   }
-  post_outgoing({nullptr, std::move(text), {}});
+  post_outgoing({nullptr, std::move(text), {}, net::read_stamp()});
 }
 
 void SocketEndpoint::when_sent(net::SentReceipt done) {
@@ -57,7 +57,7 @@ void SocketEndpoint::when_sent(net::SentReceipt done) {
     if (auto s = socket_.lock()) return s->when_sent(std::move(done));
     return done(false);
   }
-  post_outgoing({nullptr, {}, std::move(done)});
+  post_outgoing({nullptr, {}, std::move(done), 0});
 }
 
 void SocketEndpoint::post_outgoing(Outgoing item) {
@@ -86,6 +86,7 @@ void SocketEndpoint::drain_outbox() {
       if (s) s->send_frames(*item.frames);
     } else if (!item.receipt) {
       net::OutFrame frame = net::text_frame(std::move(item.text));
+      frame.read_us = item.read_us;
       if (s) s->send_frames({&frame, 1});
     } else if (s) {
       s->when_sent(std::move(item.receipt));

@@ -71,6 +71,7 @@ class SocketEndpoint : public broker::Endpoint,
     FramesPtr frames;         // frames to send, or
     std::string text;         // one text frame to send (when `frames` and `receipt` are empty), or
     net::SentReceipt receipt; // a receipt to ask for
+    uint32_t read_us = 0;     // the text's read stamp (net/write_latency.h), kept across the hop
   };
   void post_outgoing(Outgoing item);
   std::mutex outbox_mu_;
