@@ -10,6 +10,7 @@
 #
 # --prebuilt DIR  runs DIR/src/siomq-server and DIR/src/siomq instead of building build/.
 set -euo pipefail
+called_from=$PWD
 cd "$(dirname "$0")/.."
 
 rounds=3
@@ -21,7 +22,7 @@ while (($#)); do
     --rounds) rounds=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    --prebuilt) prebuilt=$2; shift 2 ;;
+    --prebuilt) prebuilt=$(cd "$called_from" && realpath "$2"); shift 2 ;;
     *) echo "usage: bash bench/bus_compare.sh [--rounds N] [--duration SECONDS] [--out FILE] [--prebuilt DIR]" >&2; exit 2 ;;
   esac
 done
@@ -38,12 +39,11 @@ else
   cmake --build build --target siomq-server siomq
 fi
 work=$(mktemp -d)
+trap 'pkill -f "siomq-server --port 7399" 2>/dev/null || true; pkill -f "nats-server -p 4399" 2>/dev/null || true; rm -rf "$work"' EXIT
 cc -O2 -Wall -o "$work/nats_bench" bench/nats/nats_bench.c -lnats
 # The stream caps raised past what a run stores (the defaults, 256 MiB a realm counted as twice each message
 # plus 384 bytes, hold about 290k 64-byte messages: 2 s at full rate), as nats-server's stream has no limit.
 echo '{"bus": {"max_stream_bytes_per_realm": 4294967296, "max_stream_bytes_total": 8589934592}}' >"$work/settings.json"
-
-trap 'pkill -f "siomq-server --port 7399" 2>/dev/null || true; pkill -f "nats-server -p 4399" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 start_siomq() {  # $1: sync mode
   rm -rf "$work/data"

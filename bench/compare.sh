@@ -19,6 +19,7 @@
 #
 # Installs what it needs (scripts/setup.sh, then `npm ci` in bench/peers), builds the release binaries.
 set -euo pipefail
+called_from=$PWD
 cd "$(dirname "$0")/.."
 
 rounds=3
@@ -39,8 +40,8 @@ while (($#)); do
     --baseline) baseline=$(git rev-parse --short "$2"); shift 2 ;;
     --servers) servers_arg=$2; shift 2 ;;
     --no-bus) bus=0; shift ;;
-    --prebuilt) prebuilt=$2; shift 2 ;;
-    --baseline-build) baseline_prebuilt=$2; shift 2 ;;
+    --prebuilt) prebuilt=$(cd "$called_from" && realpath "$2"); shift 2 ;;
+    --baseline-build) baseline_prebuilt=$(cd "$called_from" && realpath "$2"); shift 2 ;;
     *) echo "usage: bash bench/compare.sh [--rounds N] [--duration SECONDS] [--only scenario,...] [--out FILE]" \
             "[--baseline REV] [--servers LIST] [--no-bus] [--prebuilt DIR] [--baseline-build DIR]" >&2; exit 2 ;;
   esac
@@ -172,13 +173,13 @@ for round in $(seq "$rounds"); do
       # siomq's latency runs: its histogram from read to write, before and after (bench/server-latency.js).
       scrape=0
       [[ $id == latency* && $name != tyo-mq && $name != relay ]] && scrape=1
-      ((scrape)) && curl -sk "$url/api/metrics" >"$work/metrics-before.txt"
+      ((scrape)) && { curl -sk "$url/api/metrics" >"$work/metrics-before.txt" || : >"$work/metrics-before.txt"; }
       if line=$(taskset -c "$bench_core" "$bin/src/siomq" bench $args --url "$url" \
                   --eio "$eio" -d "$duration" --json -q "${extra[@]}"); then
         server="{}"
         if ((scrape)); then
-          curl -sk "$url/api/metrics" >"$work/metrics-after.txt"
-          server=$(node bench/server-latency.js "$work/metrics-before.txt" "$work/metrics-after.txt")
+          curl -sk "$url/api/metrics" >"$work/metrics-after.txt" || : >"$work/metrics-after.txt"
+          server=$(node bench/server-latency.js "$work/metrics-before.txt" "$work/metrics-after.txt" || echo "{}")
         fi
         printf '{"server":"%s","id":"%s","round":%d,"result":%s,"server_latency_us":%s}\n' "$name" "$id" "$round" "$line" \
           "$server" >>"$results"
@@ -196,5 +197,5 @@ cat "$out"
 echo "compare: wrote $out" >&2
 
 if ((bus)) && [ -z "$only" ] && [ -z "$servers_arg" ] && [ -z "$baseline" ]; then
-  bash bench/bus_compare.sh --rounds "$rounds" --duration "$duration"
+  bash bench/bus_compare.sh --rounds "$rounds" --duration "$duration" ${prebuilt:+--prebuilt "$prebuilt"}
 fi
