@@ -5,6 +5,8 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <array>
 
 namespace siomq::net {
@@ -33,12 +35,28 @@ constexpr auto kPauseRecheck = std::chrono::milliseconds(50);
 constexpr size_t kPauseAbove = 64 * 1024;
 constexpr auto kMaxPause = std::chrono::seconds(10);
 constexpr uint16_t kCloseTryAgainLater = 1013;
+
+// The accepted socket moved onto its io_context's own executor type (see socket_ in the header): the
+// descriptor is taken out of the one and given to the other, with its reactor registration made anew.
+WebSocketConnection::Socket own_executor(tcp::socket socket) {
+  auto& io = socket.get_executor().target<asio::io_context::executor_type>()->context();
+  boost::system::error_code ec;
+  auto protocol = socket.local_endpoint(ec).protocol();
+  if (ec) protocol = tcp::v4();  // a socket already reset: the new one is closed by the first read
+  WebSocketConnection::Socket own(io);
+  if (!socket.is_open()) return own;
+  auto fd = socket.release(ec);
+  if (ec) return own;
+  own.assign(protocol, fd, ec);
+  if (ec) ::close(fd);
+  return own;
+}
 }  // namespace
 
 WebSocketConnection::WebSocketConnection(tcp::socket socket, size_t max_message, bool prefix_binary,
                                          std::unique_ptr<TlsSession> tls)
-    : socket_(std::move(socket)), tls_(std::move(tls)), reader_(true, max_message), prefix_binary_(prefix_binary),
-      close_timer_(socket_.get_executor()) {
+    : socket_(own_executor(std::move(socket))), tls_(std::move(tls)), reader_(true, max_message),
+      prefix_binary_(prefix_binary) {
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);
   socket_.set_option(tcp::no_delay(true), ec);
@@ -207,8 +225,9 @@ void WebSocketConnection::close(uint16_t code) {
   queue_.push_back({std::make_shared<const std::string>(std::move(payload)), ws::Opcode::kClose});
   closing_ = true;
   schedule_flush();
-  close_timer_.expires_after(kCloseDeadline);
-  close_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+  close_timer_ = std::make_unique<Timer>(socket_.get_executor());
+  close_timer_->expires_after(kCloseDeadline);
+  close_timer_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (ec || self->closed_) return;
     spdlog::info("websocket: the peer read nothing for {} s after the close; connection reset", kCloseDeadline.count());
     self->finish();
@@ -382,7 +401,7 @@ void WebSocketConnection::finish() {
   closed_ = true;
   closing_ = true;
   boost::system::error_code ec;
-  close_timer_.cancel();
+  if (close_timer_) close_timer_->cancel();
   if (pause_) pause_->timer.cancel();
   inbound_.set(0);
   if (tls_) tls_->shutdown();
