@@ -12,18 +12,16 @@
 #include "store/backend.h"
 #include "store/seq_key.h"
 #include "store/writer.h"
+#include "record_checks.h"
 #include "temp_store.h"
 
 namespace siomq::store {
 namespace {
 
-using namespace std::string_literals;
+using record_checks::all_bytes;
+using record_checks::expect_refused;
 
-std::string all_bytes() {
-  std::string s;
-  for (int c = 0; c < 256; ++c) s.push_back(static_cast<char>(c));
-  return s;
-}
+using namespace std::string_literals;
 
 StreamMessage sample_message(std::string stream = "orders", uint64_t seq = 1) {
   StreamMessage m;
@@ -74,12 +72,6 @@ void expect_same(const DirectoryEntry& a, const DirectoryEntry& b) {
   EXPECT_EQ(a.key, b.key);
   EXPECT_EQ(a.value, b.value);
   EXPECT_EQ(a.updated_ms, b.updated_ms);
-}
-
-template <class T>
-void expect_refused(const Result<T>& r, const std::string& text, const std::string& why) {
-  ASSERT_FALSE(r.ok()) << "accepted: " << text;
-  EXPECT_NE(r.error().message.find(why), std::string::npos) << text << " -> " << r.error().message;
 }
 
 // Replaces the first occurrence of `from` in `text` (which must hold it).

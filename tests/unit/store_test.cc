@@ -20,10 +20,14 @@
 
 #include "store/seq_key.h"
 #include "store/writer.h"
+#include "record_checks.h"
 #include "temp_store.h"
 
 namespace siomq::store {
 namespace {
+
+using record_checks::all_bytes;
+using record_checks::expect_refused;
 
 namespace fs = std::filesystem;
 
@@ -53,12 +57,6 @@ void expect_same(const Row& a, const Row& b) {
   EXPECT_EQ(a.attachments, b.attachments);
   EXPECT_EQ(a.created_ms, b.created_ms);
   EXPECT_EQ(a.expires_ms, b.expires_ms);
-}
-
-std::string all_bytes() {
-  std::string s;
-  for (int c = 0; c < 256; ++c) s.push_back(static_cast<char>(c));
-  return s;
 }
 
 TEST(Records, RowEncodingIsOneJsonObject) {
@@ -167,12 +165,6 @@ Members with(Members m, const std::string& name, const std::string& value) {
 Members without(Members m, const std::string& name) {
   std::erase_if(m, [&](const auto& p) { return p.first == name; });
   return m;
-}
-
-template <class T>
-void expect_refused(const Result<T>& r, const std::string& text, const std::string& why) {
-  ASSERT_FALSE(r.ok()) << "accepted: " << text;
-  EXPECT_NE(r.error().message.find(why), std::string::npos) << text << " -> " << r.error().message;
 }
 
 TEST(Records, RowMembersAreAValidRow) { ASSERT_TRUE(decode_row(object(row_members())).ok()); }
