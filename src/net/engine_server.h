@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -70,7 +71,9 @@ class EngineServer {
   const TransportOptions& options_;
   HandlerFactory factory_;
   std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<EngineSession>> registry_;  // guarded by mu_
+  // By sid, guarded by mu_. A key views its session's own sid (the value keeps the session, and so the
+  // bytes, alive): no second copy of every sid.
+  std::unordered_map<std::string_view, std::shared_ptr<EngineSession>> registry_;
   std::vector<PerWorker> workers_;  // workers_[i] is touched only by worker i
   std::atomic<uint64_t> slow_consumers_{0};
 };

@@ -26,8 +26,8 @@ const OutFrame& ping_frame() {
 
 EngineSession::EngineSession(EngineServer& server, Worker& worker, std::string sid, int protocol,
                              const TransportOptions& options, std::string remote_address)
-    : server_(server), worker_(worker), sid_(std::move(sid)), protocol_(protocol), options_(options),
-      remote_address_(std::move(remote_address)) {
+    : server_(server), worker_(worker), sid_(std::move(sid)), options_(options),
+      remote_address_(std::move(remote_address)), protocol_(protocol) {
   opened_at_ = Clock::now();
   next_ping_ = opened_at_ + options_.ping_interval;
   heard_by_ = opened_at_ + options_.ping_interval + options_.ping_timeout;
@@ -47,13 +47,19 @@ void EngineSession::send_open_packet() {
   send(text_frame(std::move(open)));
 }
 
+std::unique_ptr<EngineSession::PendingPoll> EngineSession::pending_poll(const std::shared_ptr<HttpConnection>& conn,
+                                                                       const HttpRequest& request) {
+  return std::make_unique<PendingPoll>(
+      PendingPoll{conn, request.version(), request.keep_alive(), std::string(request[http::field::origin])});
+}
+
 void EngineSession::open_polling(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request,
                                  std::unique_ptr<SessionHandler> handler) {
   handler_ = std::move(handler);
   // The handshake GET is answered with the open packet alone; what the handler sends next waits
   // for the following GET, as the reference does.
   send_open_packet();
-  poll_ = PendingPoll{conn, request.version(), request.keep_alive(), std::string(request[http::field::origin])};
+  poll_ = pending_poll(conn, request);
   answer_poll();
   handler_->on_open();
 }
@@ -71,7 +77,7 @@ void EngineSession::open_websocket(tcp::socket socket, std::unique_ptr<TlsSessio
 void EngineSession::on_poll(const std::shared_ptr<HttpConnection>& conn, const HttpRequest& request) {
   if (closed_) {
     // Closed by the server while no GET was pending: this GET takes what was queued and the close packet.
-    poll_ = PendingPoll{conn, request.version(), request.keep_alive(), std::string(request[http::field::origin])};
+    poll_ = pending_poll(conn, request);
     answer_poll("1");
     if (lingering_) {
       lingering_ = false;
@@ -86,7 +92,7 @@ void EngineSession::on_poll(const std::shared_ptr<HttpConnection>& conn, const H
     close("overlap from client");
     return;
   }
-  poll_ = PendingPoll{conn, request.version(), request.keep_alive(), std::string(request[http::field::origin])};
+  poll_ = pending_poll(conn, request);
   // A client that goes away during a long poll is gone: Engine.IO closes the session at once.
   conn->watch_for_close([weak = weak_from_this(), raw = conn.get()] {
     auto self = weak.lock();

@@ -34,8 +34,13 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   Worker& worker() { return worker_; }
   const std::string& remote_address() const { return remote_address_; }
   // The X-Forwarded-For header of the handshake ("" without one): the client's address behind a proxy.
-  const std::string& forwarded_for() const { return forwarded_for_; }
-  void set_forwarded_for(std::string value) { forwarded_for_ = std::move(value); }
+  const std::string& forwarded_for() const {
+    static const std::string kNone;
+    return forwarded_for_ ? *forwarded_for_ : kNone;
+  }
+  void set_forwarded_for(std::string value) {
+    forwarded_for_ = value.empty() ? nullptr : std::make_unique<std::string>(std::move(value));
+  }
   // Whether the session was opened through the web console's port (EngineServer::handle's `console`): the
   // /console namespace serves no other.
   bool via_console() const { return via_console_; }
@@ -74,6 +79,8 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
     bool keep_alive = true;
     std::string origin;
   };
+  static std::unique_ptr<PendingPoll> pending_poll(const std::shared_ptr<HttpConnection>& conn,
+                                                   const HttpRequest& request);
 
   void on_ws_message(WebSocketConnection& ws, bool binary, std::string_view payload) override;
   void on_ws_closed(WebSocketConnection& ws) override;
@@ -91,23 +98,25 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   EngineServer& server_;
   Worker& worker_;
   std::string sid_;
-  int protocol_;
   const TransportOptions& options_;
   std::string remote_address_;
-  std::string forwarded_for_;
-  bool via_console_ = false;
+  std::unique_ptr<std::string> forwarded_for_;  // X-Forwarded-For, when the request had one
   std::unique_ptr<SessionHandler> handler_;
 
   std::shared_ptr<WebSocketConnection> ws_;     // the WebSocket transport, once there is one
   std::shared_ptr<WebSocketConnection> probe_;  // a WebSocket being probed for an upgrade
-  std::optional<PendingPoll> poll_;             // the pending long-poll GET
+  std::unique_ptr<PendingPoll> poll_;           // the pending long-poll GET (null while none is pending)
   std::vector<OutFrame> queue_;                 // frames waiting for a GET
   size_t queued_bytes_ = 0;
   std::vector<SentReceipt> poll_receipts_;      // waiting for the GET that takes queue_
+  // The small members together (an idle connection's bytes: docs/performance.md).
+  int protocol_;
+  bool via_console_ = false;
   bool poll_flush_scheduled_ = false;
   bool upgrading_ = false;
   bool closed_ = false;
   bool lingering_ = false;  // closed, still listed, waiting for a GET to take the close packet
+  bool awaiting_pong_ = false;
   Clock::time_point linger_deadline_;
 
   Clock::time_point opened_at_;
@@ -115,7 +124,6 @@ class EngineSession : public std::enable_shared_from_this<EngineSession>, privat
   Clock::time_point pong_deadline_;  // v4: when an unanswered ping closes the session
   Clock::time_point heard_by_;       // v3: the client must ping before this
   Clock::time_point probe_started_;
-  bool awaiting_pong_ = false;
 };
 
 }  // namespace siomq::net

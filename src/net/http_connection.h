@@ -93,7 +93,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void linger_read(size_t dropped);
   void watch_tls_for_close(std::function<void()> on_close);
 
-  ConnectionCount counted_;
+  [[no_unique_address]] ConnectionCount counted_;
   HttpStream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

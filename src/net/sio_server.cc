@@ -249,7 +249,7 @@ void SioConnection::remove(Socket& socket, std::string_view reason) {
     if (it->get() != &socket) continue;
     std::shared_ptr<Socket> owned = std::move(*it);
     sockets_.erase(it);
-    std::vector<std::string> rooms(owned->rooms_.begin(), owned->rooms_.end());
+    std::vector<std::string> rooms(owned->rooms().begin(), owned->rooms().end());
     for (const auto& r : rooms) owned->leave(r);
     owned->connected_ = false;
     const Namespace* ns = server_.find_namespace(owned->nsp());

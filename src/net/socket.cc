@@ -73,12 +73,14 @@ void Socket::when_sent(SentReceipt done) {
 }
 
 void Socket::join(const std::string& room) {
-  if (!connected_ || !rooms_.insert(room).second) return;
+  if (!connected_) return;
+  if (!rooms_) rooms_ = std::make_unique<std::unordered_set<std::string>>();
+  if (!rooms_->insert(room).second) return;
   connection_.server().room_join(*this, room);
 }
 
 void Socket::leave(const std::string& room) {
-  if (rooms_.erase(room) == 0) return;
+  if (!rooms_ || rooms_->erase(room) == 0) return;
   connection_.server().room_leave(*this, room);
 }
 

@@ -51,7 +51,10 @@ class Socket : public std::enable_shared_from_this<Socket> {
 
   void join(const std::string& room);
   void leave(const std::string& room);
-  const std::unordered_set<std::string>& rooms() const { return rooms_; }
+  const std::unordered_set<std::string>& rooms() const {
+    static const std::unordered_set<std::string> kNone;
+    return rooms_ ? *rooms_ : kNone;
+  }
 
   // What the namespace's surface keeps for this socket (its own type); null until set.
   template <class T>
@@ -75,7 +78,7 @@ class Socket : public std::enable_shared_from_this<Socket> {
   SioConnection& connection_;
   std::string nsp_;
   std::string id_;
-  std::unordered_set<std::string> rooms_;
+  std::unique_ptr<std::unordered_set<std::string>> rooms_;  // allocated by the first join (most never join)
   std::shared_ptr<void> state_;
   std::shared_ptr<void> extension_;
   bool connected_ = false;

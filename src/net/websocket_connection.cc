@@ -202,9 +202,11 @@ void WebSocketConnection::when_written(SentReceipt done) {
 void WebSocketConnection::send_control(ws::Opcode op, std::string payload) {
   if (closing_ || closed_) return;
   // A pong not written yet is replaced rather than joined by another (RFC 6455 5.5.3 allows answering
-  // the latest ping only): a peer that pings without reading cannot grow the queue with pongs.
+  // the latest ping only): a peer that pings without reading cannot grow the queue with pongs. One in a
+  // write under way (the head of the queue) is not: the latest ping's answer follows it.
   if (op == ws::Opcode::kPong) {
-    for (auto& item : queue_) {
+    for (size_t i = inflight_; i < queue_.size(); ++i) {
+      Item& item = queue_[i];
       if (item.opcode != ws::Opcode::kPong) continue;
       queued_bytes_ += payload.size() - item.bytes->size();
       item.bytes = std::make_shared<const std::string>(std::move(payload));
@@ -283,13 +285,12 @@ void WebSocketConnection::flush() {
       ++large;
     }
   }
-  inflight_.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + take));
-  queue_.erase(queue_.begin(), queue_.begin() + take);
+  inflight_ = static_cast<uint32_t>(take);  // (at most kPackLimit / 2 frames)
   auto fill_buffers = [this](const std::string& from) {
     bufs.clear();
     for (const Segment& seg : segments) {
       if (seg.packed) bufs.emplace_back(from.data() + seg.offset, seg.size);
-      else bufs.emplace_back(inflight_[seg.item].bytes->data(), seg.size);
+      else bufs.emplace_back(queue_[seg.item].bytes->data(), seg.size);
     }
   };
   fill_buffers(packed);
@@ -341,8 +342,7 @@ void WebSocketConnection::flush_tls() {
     packed_.append(reinterpret_cast<const char*>(h), n);
     packed_.append(*item.bytes);
   }
-  inflight_.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + take));
-  queue_.erase(queue_.begin(), queue_.begin() + take);
+  inflight_ = static_cast<uint32_t>(take);  // (at most kPackLimit / 2 frames)
   writing_ = true;
   tls_sent_ = 0;
   write_tls();
@@ -376,15 +376,20 @@ void WebSocketConnection::write_tls() {
 
 void WebSocketConnection::write_done() {
   writing_ = false;
+  // A write that completed just as the connection finished (its handler was already queued): finish()
+  // has settled the counts and the receipts.
+  if (closed_) return;
   bool sent_close = false;
   uint32_t now_us = 0;
-  for (const auto& item : inflight_) {
+  for (size_t i = 0; i < inflight_; ++i) {
+    const Item& item = queue_[i];
     queued_bytes_ -= item.bytes->size();  // every frame counts, control frames too
     if (item.opcode == ws::Opcode::kClose) sent_close = true;
     if (item.read_us != 0) record_write(item.read_us, now_us ? now_us : (now_us = stamp_now_us()));
   }
-  written_items_ += inflight_.size();
-  inflight_.clear();
+  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(inflight_));
+  written_items_ += inflight_;
+  inflight_ = 0;
   if (queue_.empty() && packed_.capacity() > 65536) std::string().swap(packed_);  // an idle connection keeps little
   if (!receipts_.empty()) fire_receipts();
   if (sent_close) {
@@ -406,7 +411,8 @@ void WebSocketConnection::finish() {
   inbound_.set(0);
   if (tls_) tls_->shutdown();
   socket_.close(ec);
-  queue_.clear();
+  // A write the close cut short keeps its frames until the connection goes (its handler may still run).
+  queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(inflight_), queue_.end());
   queued_bytes_ = 0;
   auto unsent = std::move(receipts_);
   receipts_.clear();

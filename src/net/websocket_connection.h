@@ -79,27 +79,28 @@ class WebSocketConnection : public std::enable_shared_from_this<WebSocketConnect
   void read_on();
   void check_pause();
 
-  ConnectionCount counted_;
+  [[no_unique_address]] ConnectionCount counted_;
   Socket socket_;
   std::unique_ptr<TlsSession> tls_;
-  // TLS: the session may hold decrypted bytes the socket no longer signals: read again before waiting.
-  bool tls_more_ = true;
-  bool tls_read_wants_write_ = false;  // TLS: the last read waits for the socket to take bytes
-  size_t tls_sent_ = 0;                // TLS: bytes of packed_ written
+  size_t tls_sent_ = 0;  // TLS: bytes of packed_ written
   ws::Reader reader_;
-  bool prefix_binary_;
   Listener* listener_ = nullptr;
   struct Item {
     std::shared_ptr<const std::string> bytes;
     ws::Opcode opcode;
     uint32_t read_us = 0;  // the read that caused it (write_latency.h); 0: none
   };
-  std::vector<Item> queue_;     // waiting to be written
-  std::vector<Item> inflight_;  // being written
-  std::string packed_;          // an in-flight write that waits (TLS: any): headers, payloads < kCopyLimit
+  std::vector<Item> queue_;  // being written (the first inflight_), then waiting to be written
+  std::string packed_;       // an in-flight write that waits (TLS: any): headers, payloads < kCopyLimit
   size_t queued_bytes_ = 0;
   uint64_t queued_items_ = 0, written_items_ = 0;  // frames ever queued / written: receipts count them
   std::vector<std::pair<uint64_t, SentReceipt>> receipts_;  // (queued_items_ when asked, receipt), in order
+  // The small members together (an idle connection's bytes: docs/performance.md).
+  uint32_t inflight_ = 0;  // frames at the head of queue_ being written (at most what one write packs)
+  bool prefix_binary_;
+  // TLS: the session may hold decrypted bytes the socket no longer signals: read again before waiting.
+  bool tls_more_ = true;
+  bool tls_read_wants_write_ = false;  // TLS: the last read waits for the socket to take bytes
   bool flush_scheduled_ = false;
   bool writing_ = false;
   bool closing_ = false;  // close frame queued; nothing more is sent

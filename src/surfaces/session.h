@@ -55,30 +55,48 @@ class Session {
   // before. The handler sends nothing after it (the connection, and the reply with it, may be gone).
   virtual void close_now() = 0;
 
-  // §2's tyoAuth and _pendingRealm. The session's realm is the grant's, else "default".
+  // §2's tyoAuth (its _pendingRealm is held()'s). The session's realm is the grant's, else "default".
   std::optional<auth::Grant> grant;
-  std::optional<std::string> pending_realm;
-  bool authenticating = false;  // an external validator is being asked
-  bool from_bus = false;        // a PRODUCE the bus bridged in (surfaces/bus/tyo_bridge.h): not bridged back
   const std::string& realm() const;
 
-  // Limits (§11.1): the rate buckets, the names and subscriptions this session made, the last RATE_LIMITED.
+  // Limits (§11.1): the rate buckets, the last RATE_LIMITED.
   auth::TokenBucket messages, bytes, credentials;
-  std::set<std::pair<std::string, std::string>> registrations;  // (realm, name)
-  std::set<std::pair<std::string, std::string>> subscriptions;  // (realm, key + consumer)
   int64_t rate_limited_at_ms = 0;
   std::string ip;  // the address limits count (X-Forwarded-For's last hop when trust_proxy)
 
-  // Every realm this session registered or subscribed in: its end takes it offline in each.
-  std::set<std::string> realms;
-  // In a cluster: the consumer names (realm, name) this session claimed cluster-wide, released when it
-  // ends; the claims it waits on (bounded); and whether it has ended (a claim answered later is released).
-  std::set<std::pair<std::string, std::string>> claimed_names;
+  // What a session takes on as it is used. Allocated by its first use (held()), so that an idle
+  // connection carries a pointer instead of ~290 bytes of empty sets (docs/performance.md, "An idle
+  // connection"); holdings() reads without allocating.
+  struct Holdings {
+    // §2's _pendingRealm: the realm a failed or partial AUTH declared.
+    std::optional<std::string> pending_realm;
+    // The names and subscriptions this session made (the per-socket caps count them).
+    std::set<std::pair<std::string, std::string>> registrations;  // (realm, name)
+    std::set<std::pair<std::string, std::string>> subscriptions;  // (realm, key + consumer)
+    // Every realm this session registered or subscribed in: its end takes it offline in each.
+    std::set<std::string> realms;
+    // In a cluster: the consumer names (realm, name) this session claimed cluster-wide, released when it
+    // ends.
+    std::set<std::pair<std::string, std::string>> claimed_names;
+    // PRODUCE_CHUNK transfers in progress (§3.6); dropped with the session, or by a timer once idle.
+    ChunkAssembler chunks;
+  };
+  Holdings& held() {
+    if (!holdings_) holdings_ = std::make_unique<Holdings>();
+    return *holdings_;
+  }
+  const Holdings* holdings() const { return holdings_.get(); }
+
+  // In a cluster: the name claims this session waits on (bounded); whether it has ended (a claim
+  // answered later is released).
   uint16_t claims_waiting = 0;
   bool ended = false;
-  // PRODUCE_CHUNK transfers in progress (§3.6); dropped with the session, or by a timer once idle.
-  ChunkAssembler chunks;
-  bool watching_chunks = false;  // that timer is armed
+  bool watching_chunks = false;  // the idle transfers' timer is armed
+  bool authenticating = false;   // an external validator is being asked
+  bool from_bus = false;         // a PRODUCE the bus bridged in (surfaces/bus/tyo_bridge.h): not bridged back
+
+ private:
+  std::unique_ptr<Holdings> holdings_;
 };
 
 }  // namespace siomq::surfaces

@@ -4,10 +4,10 @@
 
 namespace siomq::surfaces {
 
-std::pair<size_t, size_t> SessionRegistry::add(const std::shared_ptr<Session>& s, const std::string& ip,
-                                               int64_t now_ms) {
+std::pair<size_t, size_t> SessionRegistry::add(const std::shared_ptr<Session>& s, int64_t now_ms) {
+  const std::string& ip = s->ip;
   std::lock_guard lock(mu_);
-  sessions_[s.get()] = Entry{s, s->realm(), ip};
+  sessions_[s.get()] = Entry{s, s->realm()};
   auto recent = [&](int64_t t) { return now_ms - t < 60'000; };
   if (++adds_ % 1024 == 0) {  // addresses that stopped connecting are forgotten after a minute
     std::erase_if(opened_, [&](auto& kv) { return std::none_of(kv.second.begin(), kv.second.end(), recent); });
@@ -27,7 +27,7 @@ void SessionRegistry::remove(const Session* s) {
   std::lock_guard lock(mu_);
   auto it = sessions_.find(s);
   if (it == sessions_.end()) return;
-  auto ip = per_ip_.find(it->second.ip);
+  auto ip = per_ip_.find(s->ip);
   if (ip != per_ip_.end() && --ip->second == 0) per_ip_.erase(ip);
   sessions_.erase(it);
 }

@@ -20,21 +20,23 @@ namespace siomq::surfaces {
 
 class SessionRegistry {
  public:
-  // Adds a session under its realm now; returns how many sessions its address has now and how many it
-  // opened in the last minute (`now_ms`: steady ms).
-  std::pair<size_t, size_t> add(const std::shared_ptr<Session>& s, const std::string& ip, int64_t now_ms);
+  // Adds a session under its realm now and its address (`s->ip`, set before and not changed after);
+  // returns how many sessions that address has now and how many it opened in the last minute (`now_ms`:
+  // steady ms).
+  std::pair<size_t, size_t> add(const std::shared_ptr<Session>& s, int64_t now_ms);
   // Files the session under `realm` (its grant changed realm).
   void set_realm(const Session* s, const std::string& realm);
+  // Forgets a session (alive: its `ip` is read to count its address down).
   void remove(const Session* s);
   // The live sessions whose realm is `realm` now.
   std::vector<std::shared_ptr<Session>> in_realm(const std::string& realm);
   size_t size();
 
  private:
+  // (The address is the session's own `ip`, not kept here again: one entry per connection.)
   struct Entry {
     std::weak_ptr<Session> session;
     std::string realm;
-    std::string ip;
   };
   std::mutex mu_;
   std::unordered_map<const Session*, Entry> sessions_;

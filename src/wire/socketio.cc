@@ -167,7 +167,7 @@ Result<std::optional<Packet>> Decoder::feed_text(std::string_view text) {
     // refused before any of them is kept.
     pending_bytes_ = text.size() + p->attachment_count * kAttachmentOverhead;
     if (pending_bytes_ > max_bytes_) return make_error("packet larger than the maximum payload");
-    pending_ = std::move(*p);
+    pending_ = std::make_unique<Packet>(std::move(*p));
     return std::optional<Packet>{};
   }
   auto st = validate_packet(*p, &p->event);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,10 +69,10 @@ class Decoder {
   // Returns a complete, validated packet, nullopt while attachments are still expected, or an error.
   Result<std::optional<Packet>> feed_text(std::string_view text);
   Result<std::optional<Packet>> feed_binary(std::string bytes);
-  bool awaiting_attachments() const { return pending_.has_value(); }
+  bool awaiting_attachments() const { return pending_ != nullptr; }
 
  private:
-  std::optional<Packet> pending_;
+  std::unique_ptr<Packet> pending_;  // allocated while attachments are awaited (rare: a pointer idle)
   size_t max_bytes_;
   size_t pending_bytes_ = 0;
 };

@@ -47,7 +47,7 @@ class Reader {
  public:
   // `expect_masked`: true on a server (client frames must be masked), false on a client.
   Reader(bool expect_masked, size_t max_message_size)
-      : expect_masked_(expect_masked), max_message_(max_message_size) {}
+      : max_message_(max_message_size), expect_masked_(expect_masked) {}
 
   // Consumes `data` (it may be modified in place for unmasking) and calls `on_event(const Event&)` for
   // each complete message or control frame. Stops at the first error, or when the handler returns false.
@@ -81,10 +81,10 @@ class Reader {
     }
   }
 
-  bool expect_masked_;
   size_t max_message_;
   std::string pending_;  // bytes of an unfinished frame
   std::string message_;  // payload of an unfinished fragmented message
+  bool expect_masked_;
   bool in_message_ = false;
   bool message_binary_ = false;
 };

@@ -48,8 +48,9 @@ TEST_F(GateTest, RefusalIsAuthFailAndTheAnswer) {
 
 TEST_F(GateTest, AnImplicitGrantIsKeptAndFiledUnderItsRealm) {
   auto snap = snapshot(R"({"auth": {"enabled": true, "realms": {"lobby": {"required": false}}}})");
-  sessions.add(session, "10.0.0.1", kNow);
-  session->pending_realm = "lobby";
+  session->ip = "10.0.0.1";
+  sessions.add(session, kNow);
+  session->held().pending_realm = "lobby";
   RecordingReply reply(false);
   EXPECT_TRUE(admit(scope, snap, *session, reply, "PING", {}));
   ASSERT_TRUE(session->grant);
@@ -67,7 +68,7 @@ TEST_F(GateTest, TheRealmCapRefusesOnlyNewUnconfiguredRealms) {
   EXPECT_FALSE(over_realm_cap(broker, snap, "busy"));
   EXPECT_FALSE(over_realm_cap(broker, snap, "conf"));
 
-  session->pending_realm = "fresh";
+  session->held().pending_realm = "fresh";
   auto open = snapshot(R"({"auth": {"enabled": true, "realms": {"fresh": {"required": false}}},
                            "limits": {"max_realms": 1}})");
   RecordingReply reply(true);

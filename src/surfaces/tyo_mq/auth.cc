@@ -111,7 +111,7 @@ void on_authentication(Context& ctx, Session& session, const Request& req, Reply
   if (session.authenticating) return auth_fail(reply, 409, "Authentication already in progress");
   // §6.2 step 3: the declared realm is remembered even when this attempt fails.
   if (snap.auth.enabled && !(session.grant && !session.grant->implicit) && request->realm)
-    session.pending_realm = request->realm;
+    session.held().pending_realm = request->realm;
   if (request->token && request->token->size() > kMaxTokenBytes && snap.auth.enabled &&
       !(session.grant && !session.grant->implicit))
     return auth_fail(reply, 401, "Invalid authentication token");

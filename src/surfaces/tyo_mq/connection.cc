@@ -27,10 +27,9 @@ void on_connect(Context& ctx, net::Socket& socket) {
   const auth::Snapshot& snap = ctx.settings.current();
   auto endpoint = endpoint_of(socket);
   http::process_metrics().connection_opened();
-  std::string ip = client_address(socket.remote_address(), socket.forwarded_for(), snap.limits.trust_proxy);
-  endpoint->ip = ip;
+  endpoint->ip = client_address(socket.remote_address(), socket.forwarded_for(), snap.limits.trust_proxy);
   if (!snap.auth.enabled) endpoint->grant = auth::Grant{"default", "both", true};
-  auto [open, last_minute] = ctx.sessions.add(endpoint, ip, steady_ms());
+  auto [open, last_minute] = ctx.sessions.add(endpoint, steady_ms());
   const auth::LimitValues& l = snap.limits.for_realm("default");
   const char* reason = nullptr;
   int64_t retry_after = 0;
@@ -61,7 +60,9 @@ void on_disconnect(Context& ctx, net::Socket& socket) {
   ctx.sessions.remove(endpoint.get());
   release_claimed_names(ctx, *endpoint);
   // Every name it bound goes offline, in every realm it used.
-  for (const auto& realm : endpoint->realms) {
+  static const std::set<std::string> kNone;
+  const Session::Holdings* held = endpoint->holdings();
+  for (const auto& realm : held ? held->realms : kNone) {
     std::vector<broker::Notice> notices;
     ctx.broker.if_realm(realm, [&](broker::RealmRegistry& r) { notices = r.disconnect(endpoint); });
     send_notices(notices);

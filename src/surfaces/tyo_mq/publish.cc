@@ -82,8 +82,8 @@ std::string confirm_reply(size_t stored, const Status& status) {
 size_t name_room(Context& ctx, const auth::Snapshot& snap, const Session& session) {
   const auth::LimitValues& l = snap.limits.for_realm(session.realm());
   const double server_cap = snap.limits.server.max_registrations_total;
-  if (l.max_registrations_per_socket > 0 && static_cast<double>(session.registrations.size()) >= l.max_registrations_per_socket)
-    return 0;
+  const size_t made = session.holdings() ? session.holdings()->registrations.size() : 0;
+  if (l.max_registrations_per_socket > 0 && static_cast<double>(made) >= l.max_registrations_per_socket) return 0;
   if (server_cap > 0 && static_cast<double>(ctx.broker.names_total()) >= server_cap) return 0;
   return l.max_registrations_per_realm > 0 ? static_cast<size_t>(l.max_registrations_per_realm) : SIZE_MAX;
 }
@@ -239,12 +239,15 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
       return;
     }
   }
-  session.realms.insert(realm);  // `from` binds a producer name here
+  // `from` binds a producer name here: a connection's end takes it offline in this realm. (A session
+  // without an endpoint, an HTTP or bridged publish, has no end to wait for, and nothing to allocate.)
+  broker::EndpointPtr self = session.endpoint();
+  if (self) session.held().realms.insert(realm);
   // In a cluster a group's turn may go to another node's member (docs/scale-out.md "Consumer groups").
   std::shared_ptr<const broker::RemoteGroups> remote = ctx.cluster ? ctx.cluster->remote_groups() : nullptr;
-  auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, session.endpoint(), name_room(ctx, snap, session),
+  auto routing = ctx.broker.route_produce(realm, p->event, p->from, p->id, self, name_room(ctx, snap, session),
                                           remote.get());
-  if (routing.new_name) session.registrations.insert({realm, "p:" + p->from});
+  if (routing.new_name) session.held().registrations.insert({realm, "p:" + p->from});
   std::shared_ptr<ConfirmJoin> join;
   if (ctx.cluster) {
     cluster::RelayedMessage m = relayed(realm, *p, routing.default_ttl_ms, attachments);
@@ -311,7 +314,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
 // While a session has unfinished transfers, a timer on its worker drops the idle ones even if no piece
 // follows: a sender that stops must not hold its share of the server's chunk budget until it disconnects.
 void watch_idle_transfers(const std::shared_ptr<Session>& session) {
-  if (session->watching_chunks || session->chunks.transfers() == 0) return;
+  if (session->watching_chunks || !session->holdings() || session->holdings()->chunks.transfers() == 0) return;
   session->watching_chunks = true;
   auto timer = std::make_shared<boost::asio::steady_timer>(session->worker().io(),
                                                           std::chrono::milliseconds(kTransferIdleMs / 2));
@@ -319,7 +322,7 @@ void watch_idle_transfers(const std::shared_ptr<Session>& session) {
     auto s = weak.lock();
     if (!s) return;
     s->watching_chunks = false;
-    s->chunks.drop_idle(unix_ms());
+    s->held().chunks.drop_idle(unix_ms());
     watch_idle_transfers(s);
   });
 }
@@ -347,13 +350,13 @@ void on_produce_chunk(Context& ctx, Session& session, const Request& request, Re
   if (!chunk) return reply_error(reply, chunk.error());
   const std::string transfer = chunk->transfer_id;
   const size_t total = chunk->total;
-  auto joined = session.chunks.add(std::move(*chunk), unix_ms());
+  auto joined = session.held().chunks.add(std::move(*chunk), unix_ms());
   watch_idle_transfers(session.shared());
   if (!joined) return reply_error(reply, joined.error());
   if (!*joined) {
     // A piece sent with an ack id is answered at once; the last one gets the PRODUCE's own answer.
     if (reply.has_ack())
-      reply.ack("[{\"ok\":true,\"received\":" + std::to_string(session.chunks.received(transfer)) +
+      reply.ack("[{\"ok\":true,\"received\":" + std::to_string(session.held().chunks.received(transfer)) +
                 ",\"total\":" + std::to_string(total) + "}]");
     return;
   }

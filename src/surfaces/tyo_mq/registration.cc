@@ -74,7 +74,7 @@ bool bind_name(Context& ctx, Session& session, Reply& reply, const std::string& 
     Cap cap{limits.max_registrations_per_socket, limits.max_registrations_per_realm,
             snap.limits.server.max_registrations_total, "max_registrations_per_socket", "max_registrations_per_realm",
             "max_registrations_total"};
-    if (!within_cap(session, reply, session.registrations, {realm, (producer ? "p:" : "c:") + reg.name}, cap,
+    if (!within_cap(session, reply, session.held().registrations, {realm, (producer ? "p:" : "c:") + reg.name}, cap,
                     [&] { return rm.producer_count() + rm.consumer_count(); }, [&] { return ctx.broker.names_total(); }))
       return std::vector<broker::Notice>{};
     bound = true;
@@ -86,7 +86,7 @@ bool bind_name(Context& ctx, Session& session, Reply& reply, const std::string& 
     refuse_duplicate(session, reply, reg.name);
     return false;
   }
-  session.realms.insert(realm);
+  session.held().realms.insert(realm);
   send_notices(*notices);
   return bound;
 }
@@ -98,14 +98,14 @@ bool bind_name(Context& ctx, Session& session, Reply& reply, const std::string& 
 // another node holds it, the newcomer hears ERROR -3 and is dropped a round trip later. Each claim is
 // released once: at once when refused, else when the session ends.
 void claim_consumer_name(Context& ctx, Session& session, Reply& reply, const std::string& realm, const std::string& name) {
-  if (!ctx.cluster || !session.claimed_names.insert({realm, name}).second) return;
+  if (!ctx.cluster || !session.held().claimed_names.insert({realm, name}).second) return;
   ++session.claims_waiting;
   ctx.cluster->claim_name(realm, name, [ctx = ctx.shared_from_this(), s = session.shared(), kept = reply.keep(), realm,
                                         name](const Status& granted) {
     boost::asio::post(s->worker().io(), [ctx, s, kept, realm, name, granted] {
       --s->claims_waiting;
       if (granted || s->ended) return;  // (released when the session ends, or was already)
-      s->claimed_names.erase({realm, name});
+      s->held().claimed_names.erase({realm, name});
       ctx->cluster->release_name(realm, name);
       refuse_duplicate(*s, *kept, name);
     });
@@ -113,7 +113,8 @@ void claim_consumer_name(Context& ctx, Session& session, Reply& reply, const std
 }
 
 bool may_claim(const Session& session, const std::string& realm, const std::string& name) {
-  return session.claimed_names.count({realm, name}) || session.claims_waiting < kMaxClaimsWaiting;
+  const bool claimed = session.holdings() && session.holdings()->claimed_names.count({realm, name});
+  return claimed || session.claims_waiting < kMaxClaimsWaiting;
 }
 
 namespace {
@@ -150,8 +151,9 @@ void on_consumer(Context& ctx, Session& session, const Request& request, Reply& 
 void release_claimed_names(Context& ctx, Session& session) {
   session.ended = true;
   if (!ctx.cluster) return;
-  for (const auto& [realm, name] : session.claimed_names) ctx.cluster->release_name(realm, name);
-  session.claimed_names.clear();
+  if (!session.holdings()) return;
+  for (const auto& [realm, name] : session.holdings()->claimed_names) ctx.cluster->release_name(realm, name);
+  session.held().claimed_names.clear();
 }
 
 void drop_lost_name(Context& ctx, const std::string& realm, const std::string& name) {

@@ -12,9 +12,20 @@ SocketEndpoint::SocketEndpoint(net::Socket& socket)
 
 SocketEndpoint::~SocketEndpoint() {
   // Receipts still in the outbox are answered: the durable queues wait for every one they asked for.
-  for (auto& item : outbox_) {
+  std::unique_ptr<Outbox> box(outbox_.load(std::memory_order_acquire));
+  if (!box) return;
+  for (auto& item : box->items) {
     if (item.receipt) item.receipt(false);
   }
+}
+
+SocketEndpoint::Outbox& SocketEndpoint::outbox() {
+  Outbox* box = outbox_.load(std::memory_order_acquire);
+  if (box) return *box;
+  auto fresh = std::make_unique<Outbox>();
+  // Two threads may hand off the first items at once: one box is kept, the other thread uses it.
+  if (outbox_.compare_exchange_strong(box, fresh.get(), std::memory_order_acq_rel)) return *fresh.release();
+  return *box;
 }
 
 void SocketEndpoint::notify(std::string_view event, std::string_view payload) { send(event_frames(event, payload)); }
@@ -61,11 +72,12 @@ void SocketEndpoint::when_sent(net::SentReceipt done) {
 }
 
 void SocketEndpoint::post_outgoing(Outgoing item) {
+  Outbox& box = outbox();
   bool first;
   {
-    std::lock_guard lock(outbox_mu_);
-    first = outbox_.empty();
-    outbox_.push_back(std::move(item));
+    std::lock_guard lock(box.mu);
+    first = box.items.empty();
+    box.items.push_back(std::move(item));
   }
   if (first) {
     boost::asio::post(worker_.io(), [weak = weak_from_this()] {
@@ -77,8 +89,9 @@ void SocketEndpoint::post_outgoing(Outgoing item) {
 void SocketEndpoint::drain_outbox() {
   std::vector<Outgoing> batch;
   {
-    std::lock_guard lock(outbox_mu_);
-    batch.swap(outbox_);
+    Outbox& box = outbox();
+    std::lock_guard lock(box.mu);
+    batch.swap(box.items);
   }
   auto s = socket_.lock();
   for (auto& item : batch) {

@@ -7,6 +7,7 @@
 // false. The worker it refers to outlives every socket (the server's worker pool).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -74,8 +75,16 @@ class SocketEndpoint : public broker::Endpoint,
     uint32_t read_us = 0;     // the text's read stamp (net/write_latency.h), kept across the hop
   };
   void post_outgoing(Outgoing item);
-  std::mutex outbox_mu_;
-  std::vector<Outgoing> outbox_;
+  // What other threads hand to this connection's worker, drained there in one handler. Allocated by the
+  // first hand-off, so that a connection that only ever hears from its own worker (an idle one, a
+  // producer) carries a pointer instead of a mutex and a vector (docs/performance.md, "An idle
+  // connection"). Owned; freed with the endpoint.
+  struct Outbox {
+    std::mutex mu;
+    std::vector<Outgoing> items;
+  };
+  Outbox& outbox();
+  std::atomic<Outbox*> outbox_{nullptr};
 };
 
 std::shared_ptr<SocketEndpoint> endpoint_of(net::Socket& socket);

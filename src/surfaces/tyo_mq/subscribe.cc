@@ -75,7 +75,7 @@ void on_subscribe(Context& ctx, Session& session, const Request& request, Reply&
     Cap cap{limits.max_subscriptions_per_socket, limits.max_subscriptions_per_realm,
             snap.limits.server.max_subscriptions_total, "max_subscriptions_per_socket", "max_subscriptions_per_realm",
             "max_subscriptions_total"};
-    if (!within_cap(session, reply, session.subscriptions, {realm, key + '\0' + spec.consumer}, cap,
+    if (!within_cap(session, reply, session.held().subscriptions, {realm, key + '\0' + spec.consumer}, cap,
                     [&] { return rm.subscription_count(); }, [&] { return ctx.broker.subscriptions_total(); }))
       return std::nullopt;
     auto out = rm.subscribe(spec, endpoint);
@@ -89,7 +89,7 @@ void on_subscribe(Context& ctx, Session& session, const Request& request, Reply&
   });
   if (foreign) return refuse_foreign_name(reply, spec.consumer);
   if (!notices) return;
-  session.realms.insert(realm);
+  session.held().realms.insert(realm);
   send_notices(*notices);
   // In a cluster the name is held by one connection across the nodes, as CONSUMER's (registration.h), and
   // a durable consumer's queues live where it subscribed last (server/durable_moves.h).
@@ -145,7 +145,7 @@ void on_unsubscribe(Context& ctx, Session& session, const Request& request, Repl
   });
   if (foreign) return refuse_foreign_name(reply, consumer);
   for (auto& spec : removed) {
-    session.subscriptions.erase({realm, key + '\0' + spec.consumer});
+    session.held().subscriptions.erase({realm, key + '\0' + spec.consumer});
     // A durable subscription takes its queue with it (§0 row 4).
     if (spec.durable) ctx.queues.remove_subscription(durable_subscription(realm, spec), true);
   }
