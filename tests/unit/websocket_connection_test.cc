@@ -124,6 +124,18 @@ std::vector<Frame> read_frames(tcp::socket& client, size_t count, ReadPause* pau
   return frames;
 }
 
+// Waits until everything queued is written (the receipt's answer), lets `reader` take the last bytes,
+// then ends its reading and joins it.
+std::optional<bool> written_and_read(Pair& p, std::thread& reader) {
+  auto written = std::make_shared<std::optional<bool>>();  // (a receipt answered late finds it alive)
+  p.server->when_written([written](bool ok) { *written = ok; });
+  p.run_until([&] { return written->has_value(); }, 10'000ms);
+  p.run_until([] { return false; }, 100ms);
+  stop_reading(p.client);
+  reader.join();
+  return *written;
+}
+
 // Frames sent while a write waits for the peer go out after it, whole and in order, small and large
 // alike: the frames in flight stay at the head of the queue, their bytes alive, until their write is done.
 TEST(WebSocketConnectionWrites, FramesQueuedDuringAWaitingWriteFollowItInOrder) {
@@ -139,12 +151,7 @@ TEST(WebSocketConnectionWrites, FramesQueuedDuringAWaitingWriteFollowItInOrder) 
   for (int i = 0; i < 40; ++i) send("late " + std::to_string(i) + std::string(i % 5 == 0 ? 200'000 : 10, 'z'));
   std::vector<Frame> got;
   std::thread reader([&] { got = read_frames(p.client, sent.size()); });
-  std::optional<bool> written;
-  p.server->when_written([&](bool ok) { written = ok; });
-  p.run_until([&] { return written.has_value(); }, 10'000ms);
-  p.run_until([] { return false; }, 100ms);  // the last frames, written, reach the reader
-  stop_reading(p.client);
-  reader.join();
+  std::optional<bool> written = written_and_read(p, reader);
   EXPECT_EQ(written, std::optional<bool>(true));
   ASSERT_EQ(got.size(), sent.size());
   for (size_t i = 0; i < sent.size(); ++i) {
@@ -177,12 +184,8 @@ TEST(WebSocketConnectionWrites, APingDuringAWriteHoldingAPongIsAnsweredAfterIt) 
   p.run_until([] { return false; }, 100ms);  // write 1 is done: write 2 (the pong, then 14 MB) waits
   ping("p2");
   pause.resume = true;
-  std::optional<bool> written;
-  p.server->when_written([&](bool ok) { written = ok; });
-  p.run_until([&] { return written.has_value(); }, 10'000ms);
-  p.run_until([] { return false; }, 100ms);  // the last frames, written, reach the reader
-  stop_reading(p.client);
-  reader.join();
+  std::optional<bool> written = written_and_read(p, reader);
+  EXPECT_EQ(written, std::optional<bool>(true));
   ASSERT_EQ(got.size(), 30u);
   EXPECT_EQ(got[14].opcode, 0xA);
   EXPECT_EQ(got[14].payload, "p1");
