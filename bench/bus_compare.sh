@@ -31,13 +31,9 @@ bash scripts/setup.sh
 if ! command -v nats-server >/dev/null || [ ! -f /usr/include/nats/nats.h ]; then
   ${SUDO:-$( [ "$(id -u)" -eq 0 ] || echo sudo )} apt-get install -y -qq --no-install-recommends nats-server libnats-dev
 fi
-bin=build
-if [ -n "$prebuilt" ]; then
-  bin=$prebuilt
-else
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build --target siomq-server siomq
-fi
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+release_binaries "$prebuilt"
 work=$(mktemp -d)
 trap 'pkill -f "siomq-server --port 7399" 2>/dev/null || true; pkill -f "nats-server -p 4399" 2>/dev/null || true; rm -rf "$work"' EXIT
 cc -O2 -Wall -o "$work/nats_bench" bench/nats/nats_bench.c -lnats

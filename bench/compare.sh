@@ -52,13 +52,9 @@ if [ ! -d bench/peers/node_modules ] || [ bench/peers/package-lock.json -nt benc
   (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
   touch bench/peers/node_modules
 fi
-bin=build
-if [ -n "$prebuilt" ]; then
-  bin=$prebuilt
-else
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build --target siomq-server siomq
-fi
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+release_binaries "$prebuilt"
 if [ -n "$baseline" ]; then
   baseline_build="build/baseline-$baseline"
   [ -n "$baseline_prebuilt" ] && baseline_build=$baseline_prebuilt
