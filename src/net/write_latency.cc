@@ -50,11 +50,7 @@ struct ThreadSlot {
     Registry& r = registry();
     std::lock_guard lock(r.mu);
     std::erase(r.live, &counts);
-    WriteLatency mine;
-    add(mine, counts);
-    for (size_t i = 0; i < kBuckets; ++i) r.retired.buckets[i] += mine.buckets[i];
-    r.retired.count += mine.count;
-    r.retired.sum_us += mine.sum_us;
+    add(r.retired, counts);
   }
 };
 
