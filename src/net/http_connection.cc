@@ -1,7 +1,5 @@
 #include "net/http_connection.h"
 
-#include <unistd.h>
-
 #include <boost/asio/post.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
@@ -14,6 +12,7 @@
 #include <sstream>
 
 #include "net/http_request.h"
+#include "net/socket_handoff.h"
 #include "net/worker_pool.h"
 #include "wire/websocket.h"
 
@@ -190,22 +189,14 @@ void HttpConnection::watch_tls_for_close(std::function<void()> on_close) {
 
 void HttpConnection::migrate(Worker& target, HttpRequest request) {
   ++watch_;
-  boost::system::error_code ec;
   std::unique_ptr<TlsSession> tls = stream_.release_tls();
   tcp::socket socket = stream_.release_socket();
-  auto protocol = socket.local_endpoint(ec).protocol();
-  if (ec) return;
-  auto fd = socket.release(ec);
-  if (ec) return;
-  asio::post(target.io(), [fd, protocol, &target, &pool = pool_, &routes = routes_, &options = options_,
+  auto handoff = hand_off(socket);
+  if (!handoff) return;
+  asio::post(target.io(), [handoff = *handoff, &target, &pool = pool_, &routes = routes_, &options = options_,
                            buffer = std::move(buffer_), request = std::move(request), tls = std::move(tls)]() mutable {
     tcp::socket moved(target.io());
-    boost::system::error_code aec;
-    moved.assign(protocol, fd, aec);
-    if (aec) {
-      ::close(fd);
-      return;
-    }
+    if (!take(moved, handoff)) return;
     // The TLS session moves as it is: it reads and writes the same descriptor on the new worker.
     auto conn = std::make_shared<HttpConnection>(std::move(moved), target, pool, routes, options, std::move(buffer),
                                                  std::move(tls));

@@ -5,9 +5,9 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
-#include <unistd.h>
-
 #include <array>
+
+#include "net/socket_handoff.h"
 
 namespace siomq::net {
 namespace asio = boost::asio;
@@ -36,19 +36,11 @@ constexpr size_t kPauseAbove = 64 * 1024;
 constexpr auto kMaxPause = std::chrono::seconds(10);
 constexpr uint16_t kCloseTryAgainLater = 1013;
 
-// The accepted socket moved onto its io_context's own executor type (see socket_ in the header): the
-// descriptor is taken out of the one and given to the other, with its reactor registration made anew.
+// The accepted socket moved onto its io_context's own executor type (see socket_ in the header). A socket
+// that cannot be handed on (reset already) leaves this one closed: the first wait ends the connection.
 WebSocketConnection::Socket own_executor(tcp::socket socket) {
-  auto& io = socket.get_executor().target<asio::io_context::executor_type>()->context();
-  boost::system::error_code ec;
-  auto protocol = socket.local_endpoint(ec).protocol();
-  if (ec) protocol = tcp::v4();  // a socket already reset: the new one is closed by the first read
-  WebSocketConnection::Socket own(io);
-  if (!socket.is_open()) return own;
-  auto fd = socket.release(ec);
-  if (ec) return own;
-  own.assign(protocol, fd, ec);
-  if (ec) ::close(fd);
+  WebSocketConnection::Socket own(socket.get_executor().target<asio::io_context::executor_type>()->context());
+  if (auto handoff = hand_off(socket)) take(own, *handoff);
   return own;
 }
 }  // namespace
