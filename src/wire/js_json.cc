@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <ctime>
 #include <unordered_map>
 #include <utility>
@@ -110,10 +111,17 @@ std::optional<int64_t> parse_iso_date(std::string_view text) {
 }
 
 std::string base36(uint64_t v) {
-  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
   std::string out;
-  do out.insert(out.begin(), kDigits[v % 36]); while (v /= 36);
+  append_base36(out, v);
   return out;
+}
+
+void append_base36(std::string& out, uint64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  char digits[13];  // 36^13 > 2^64
+  char* p = std::end(digits);
+  do *--p = kDigits[v % 36]; while (v /= 36);
+  out.append(p, std::end(digits));
 }
 
 bool utf16_less(std::string_view a, std::string_view b) {

@@ -18,6 +18,7 @@ namespace siomq::js {
 std::string number(double v);
 // `v.toString(36)` for a non-negative integer: the time and random parts of tyo-mq's ids.
 std::string base36(uint64_t v);
+void append_base36(std::string& out, uint64_t v);
 // Date.prototype.toISOString of Unix ms: "2026-12-02T13:35:15.123Z".
 std::string iso_date(int64_t unix_ms);
 // The Unix ms of text in exactly that shape; nullopt for anything else.

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <initializer_list>
 #include <random>
 
@@ -79,12 +78,19 @@ std::shared_ptr<const TyoMqEncoding> encode_delivery(const broker::Delivery& d) 
 }
 
 std::string with_ack_fields(std::string_view payload, std::string_view id, int attempt) {
-  std::string out(payload);
-  if (out.empty() || out.back() != '}') return out;
-  out.pop_back();
+  if (payload.empty() || payload.back() != '}') return std::string(payload);
+  // Built in one buffer sized for it: every ACK-mode delivery comes through here.
+  std::string out;
+  out.reserve(payload.size() + 2 * id.size() + 64);
+  out.append(payload.substr(0, payload.size() - 1));
   if (out.size() > 1) out.push_back(',');
-  std::string q = json_text::quoted(id);
-  out += "\"msgId\":" + q + ",\"msg_id\":" + q + ",\"delivery_attempt\":" + std::to_string(attempt) + "}";
+  out += "\"msgId\":";
+  sio::append_json_string(out, id);
+  out += ",\"msg_id\":";
+  sio::append_json_string(out, id);
+  out += ",\"delivery_attempt\":";
+  out += std::to_string(attempt);
+  out.push_back('}');
   return out;
 }
 
@@ -119,9 +125,15 @@ std::string new_message_id() {
     RAND_bytes(reinterpret_cast<unsigned char*>(&seed), sizeof seed);
     return std::mt19937_64(seed ^ static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   }();
-  char hex[13];
-  std::snprintf(hex, sizeof hex, "%012llx", static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
-  return "msg-" + js::base36(static_cast<uint64_t>(unix_ms())) + "-" + hex;
+  // Built in place (one allocation): it is made for every stored copy.
+  std::string id;
+  id.reserve(4 + 13 + 1 + 12);
+  id += "msg-";
+  js::append_base36(id, static_cast<uint64_t>(unix_ms()));
+  id += '-';
+  uint64_t random = rng();
+  for (int shift = 44; shift >= 0; shift -= 4) id += "0123456789abcdef"[(random >> shift) & 0xf];
+  return id;
 }
 
 }  // namespace siomq::surfaces

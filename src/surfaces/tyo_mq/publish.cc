@@ -27,7 +27,10 @@ namespace {
 // The delivery object of §4.2: {event, message, from, [enc], [to], [content_type]}, message spliced raw.
 std::string delivery_payload(const ProduceRequest& p) {
   std::string out;
-  out.reserve(32 + p.event.size() + p.message.size() + p.from.size() + p.enc.size() + p.to.size());
+  // Room for the fixed text (the names, quotes and separators of every member) and the values, so the
+  // buffer is allocated once for an unescaped payload.
+  out.reserve(80 + p.event.size() + p.message.size() + p.from.size() + p.enc.size() + p.to.size() +
+              (p.content_type ? p.content_type->size() : 0));
   out += "{\"event\":";
   sio::append_json_string(out, p.event);
   if (!p.message.empty()) {
