@@ -60,15 +60,14 @@ void DurableQueues::State::on_retry(Entry& e) {
   }
 }
 
-void DurableQueues::State::ack(const std::string& realm, const std::string& socket, const std::string& id,
-                               const AckReply& reply) {
+void DurableQueues::State::ack(const std::string& realm, const std::string& socket, std::string id, AckReply reply) {
   auto it = by_id.find(id);
   if (it == by_id.end() || it->second->queue->realm != realm || it->second->acking)
     return reply(404, "Pending ACK not found");
   Entry& e = *it->second;
   // The socket the copy went to may ACK it, and so may the queue's consumer wherever it is now
   // (after a reconnect, or during a retry delay: §0 row 11).
-  if (e.socket != socket) {
+  if (socket_of(e) != socket) {
     EndpointPtr now = endpoint_of(*e.queue);
     if (!now || now->socket_id() != socket) return reply(403, "ACK does not belong to this socket");
   }
@@ -81,7 +80,7 @@ void DurableQueues::State::ack(const std::string& realm, const std::string& sock
   unlink_socket(e);
   // The window has room again: the next copies go out now, not after the deletion is written.
   pump(*e.queue);
-  submit({store::erase_row(e.row.seq)}, [this, id, reply](const Status& status) {
+  submit({store::erase_row(e.row.seq)}, [this, id = std::move(id), reply = std::move(reply)](const Status& status) {
     auto it = by_id.find(id);
     if (!status) {
       if (it != by_id.end()) {

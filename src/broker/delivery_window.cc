@@ -8,7 +8,7 @@ namespace siomq::broker {
 
 void DurableQueues::State::feed_starved(const std::string& socket) {
   auto waiting = starved.find(socket);
-  while (waiting != starved.end() && !waiting->second.empty() && !connection_full(socket)) {
+  while (waiting != starved.end() && !waiting->second.empty() && !connection_full(connection(socket))) {
     std::string id = std::move(waiting->second.front());
     waiting->second.pop_front();
     if (waiting->second.empty()) starved.erase(waiting);
@@ -22,15 +22,12 @@ void DurableQueues::State::wait_for_room(const std::string& socket, const std::s
   if (std::find(line.begin(), line.end(), queue_id) == line.end()) line.push_back(queue_id);
 }
 
-bool DurableQueues::State::window_open(const Queue& q, const std::string& socket) const {
-  if (q.flying >= kPrefetchWindow) return false;
-  auto it = socket_bytes.find(socket);
-  return it == socket_bytes.end() || it->second < options.window_bytes;
+bool DurableQueues::State::window_open(const Queue& q, const Connection* c) const {
+  return q.flying < kPrefetchWindow && !connection_full(c);
 }
 
-bool DurableQueues::State::connection_full(const std::string& socket) const {
-  auto it = socket_bytes.find(socket);
-  return it != socket_bytes.end() && it->second >= options.window_bytes;
+bool DurableQueues::State::connection_full(const Connection* c) const {
+  return c && c->bytes >= options.window_bytes;
 }
 
 void DurableQueues::State::pump(Queue& q, bool eager, EndpointPtr to) {
@@ -41,20 +38,23 @@ void DurableQueues::State::pump(Queue& q, bool eager, EndpointPtr to) {
   uint64_t token = q.policy.ack ? 0 : next_receipt++;
   std::vector<std::string> sent;
   const std::string& socket = to->socket_id();
+  Connection* conn = connection(socket);  // looked up once; set by the first copy linked to it
   auto it = q.entries.lower_bound(q.scan_from);
   for (; it != q.entries.end(); ++it) {
     Entry& e = it->second;
     if (!e.committed) break;
     if (e.acking || e.phase != Phase::stored) continue;
-    if (!window_open(q, socket)) {
-      if (connection_full(socket)) wait_for_room(socket, q.id);  // fed again as the connection's room frees
+    if (!window_open(q, conn)) {
+      if (connection_full(conn)) wait_for_room(socket, q.id);  // fed again as the connection's room frees
       break;
     }
     if (q.policy.ack) {
       deliver(e, to, 1);
+      conn = e.out;
       continue;
     }
     link_socket(e, to);
+    conn = e.out;
     take_off(e);
     e.phase = Phase::in_flight;
     e.receipt = token;
@@ -80,7 +80,7 @@ void DurableQueues::State::on_sent(uint64_t token, const std::vector<std::string
     if (it == by_id.end() || it->second->receipt != token) continue;  // expired, purged or resent since
     Entry& e = *it->second;
     q = e.queue;
-    socket = e.socket;
+    socket = socket_of(e);
     if (ok) {
       ops.push_back(store::erase_row(e.row.seq));
       remove(e);
@@ -106,24 +106,31 @@ EndpointPtr DurableQueues::State::endpoint_of(const Queue& q) {
 }
 
 void DurableQueues::State::link_socket(Entry& e, const EndpointPtr& to) {
-  if (e.socket == to->socket_id()) return;
+  if (e.out && *e.out->id == to->socket_id()) return;
+  auto [it, fresh] = connections.try_emplace(to->socket_id());
+  Connection& c = it->second;
+  if (fresh) c.id = &it->first;
   if (occupies(e)) {  // its bytes move to the new connection
-    release_bytes(e.socket, bytes_of(e));
-    socket_bytes[to->socket_id()] += bytes_of(e);
+    release_bytes(*e.out, bytes_of(e));
+    c.bytes += bytes_of(e);
   }
-  unlink_socket(e);
-  e.socket = to->socket_id();
-  by_socket[e.socket].insert(&e);
+  unlink_socket(e);  // may forget the old connection, never `c` (it is another)
+  e.out = &c;
+  e.prev_out = nullptr;
+  e.next_out = c.first;
+  if (c.first) c.first->prev_out = &e;
+  c.first = &e;
 }
 
 void DurableQueues::State::unlink_socket(Entry& e) {
-  if (e.socket.empty()) return;
-  auto it = by_socket.find(e.socket);
-  if (it != by_socket.end()) {
-    it->second.erase(&e);
-    if (it->second.empty()) by_socket.erase(it);
-  }
-  e.socket.clear();
+  Connection* c = e.out;
+  if (!c) return;
+  if (e.prev_out) e.prev_out->next_out = e.next_out;
+  else c->first = e.next_out;
+  if (e.next_out) e.next_out->prev_out = e.prev_out;
+  e.out = nullptr;
+  e.prev_out = e.next_out = nullptr;
+  if (!c->first) connections.erase(*c->id);  // its last copy: nothing counts against it any more
 }
 
 void DurableQueues::State::replay(const QueueCopy& copy, const EndpointPtr& to) {
@@ -137,33 +144,30 @@ void DurableQueues::State::replay(const QueueCopy& copy, const EndpointPtr& to) 
   for (auto& [seq, e] : q.entries) {
     if (!e.committed) break;
     if (e.acking) continue;
-    if (occupies(e) || window_open(q, to->socket_id())) {
+    Connection* conn = connection(to->socket_id());
+    if (occupies(e) || window_open(q, conn)) {
       deliver(e, to, 1);  // copies in flight go again to the new subscription; the rest within the window
     } else {
       // The rest go out as ACKs free the window (or the connection's room, shared with its other queues).
-      if (connection_full(to->socket_id())) wait_for_room(to->socket_id(), q.id);
+      if (connection_full(conn)) wait_for_room(to->socket_id(), q.id);
       break;
     }
   }
 }
 
 void DurableQueues::State::socket_closed(const std::string& socket) {
-  auto it = by_socket.find(socket);
-  if (it == by_socket.end()) return;
+  Connection* c = connection(socket);
+  if (!c) return;
   std::set<Queue*> landed;
-  for (auto e = it->second.begin(); e != it->second.end();) {
-    Entry& entry = **e;
-    if (entry.receipt) {
-      ++e;
-      continue;
-    }
+  for (Entry* e = c->first; e;) {
+    Entry& entry = *e;
+    e = entry.next_out;  // read first: unlinking the last copy forgets the connection
+    if (entry.receipt) continue;
     land(entry);
     cancel_due(entry);
-    entry.socket.clear();
+    unlink_socket(entry);
     landed.insert(entry.queue);
-    e = it->second.erase(e);
   }
-  if (it->second.empty()) by_socket.erase(it);
   for (Queue* q : landed) pump(*q, true);
 }
 

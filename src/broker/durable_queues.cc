@@ -101,7 +101,7 @@ void DurableQueues::replay(QueueCopy queue, EndpointPtr endpoint) {
 
 void DurableQueues::ack(std::string realm, std::string socket_id, std::string msg_id, AckReply reply) {
   state_->post([s = state_.get(), realm = std::move(realm), socket_id = std::move(socket_id), msg_id = std::move(msg_id),
-                reply = std::move(reply)] { s->ack(realm, socket_id, msg_id, reply); });
+                reply = std::move(reply)]() mutable { s->ack(realm, socket_id, std::move(msg_id), std::move(reply)); });
 }
 
 void DurableQueues::socket_closed(std::string socket_id) {
@@ -188,8 +188,8 @@ QueueStats DurableQueues::State::totals() const {
   out.queued = by_id.size();
   out.queued_bytes = total_bytes;
   out.dead = dead.size();
-  for (const auto& [socket, entries] : by_socket) {
-    for (const auto* e : entries) out.in_flight += e->phase == Phase::in_flight;
+  for (const auto& [socket, c] : connections) {
+    for (const Entry* e = c.first; e; e = e->next_out) out.in_flight += e->phase == Phase::in_flight;
   }
   return out;
 }

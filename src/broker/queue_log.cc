@@ -10,28 +10,31 @@
 
 namespace siomq::broker {
 
-void DurableQueues::State::charge_payload(const store::Row& row) {
+void DurableQueues::State::charge_payload(const store::Row& row, RealmUse& realm) {
   PayloadUse& use = payloads[&row.payload.str()];
   if (use.rows++ > 0) return;
-  use.realm = row.realm;
-  realm_bytes[row.realm] += row.payload.size();
+  use.realm = &realm;
+  realm.bytes += row.payload.size();
   total_bytes += row.payload.size();
 }
 
-void DurableQueues::State::release_payload(const store::Row& row) {
+DurableQueues::State::RealmUse* DurableQueues::State::release_payload(const store::Row& row) {
   auto it = payloads.find(&row.payload.str());
-  if (it == payloads.end() || --it->second.rows > 0) return;
-  total_bytes -= row.payload.size();
-  if ((realm_bytes[it->second.realm] -= row.payload.size()) == 0) realm_bytes.erase(it->second.realm);
+  if (it == payloads.end() || --it->second.rows > 0) return nullptr;
+  RealmUse* realm = it->second.realm;
   payloads.erase(it);
+  total_bytes -= row.payload.size();
+  realm->bytes -= row.payload.size();
+  return realm;
 }
 
 bool DurableQueues::State::fits(const std::string& realm, size_t bytes) {
   auto over = [](size_t cap, size_t now, size_t more) { return cap && now + more > cap; };
-  auto count = realm_counts.find(realm);
-  auto held = realm_bytes.find(realm);
-  return !over(options.max_queued_per_realm, count == realm_counts.end() ? 0 : count->second, 1) &&
-         !over(options.max_queued_bytes_per_realm, held == realm_bytes.end() ? 0 : held->second, bytes) &&
+  auto it = realm_use.find(realm);
+  const RealmUse none;
+  const RealmUse& use = it == realm_use.end() ? none : it->second;
+  return !over(options.max_queued_per_realm, use.rows, 1) &&
+         !over(options.max_queued_bytes_per_realm, use.bytes, bytes) &&
          !over(options.max_queued_bytes_total, total_bytes, bytes);
 }
 
@@ -42,33 +45,48 @@ std::string DurableQueues::State::new_id(uint64_t seq) {
   }
 }
 
+DurableQueues::State::Queue* DurableQueues::State::find_queue(std::string_view realm, std::string_view key,
+                                                              std::string_view consumer_id) {
+  id_buffer.clear();
+  id_buffer.append(realm).append(1, '\0').append(key).append(1, '\0').append(consumer_id);
+  auto it = queues.find(id_buffer);
+  return it == queues.end() ? nullptr : &it->second;
+}
+
 DurableQueues::State::Queue& DurableQueues::State::queue_for(const QueueCopy& q) {
-  auto [it, fresh] = queues.try_emplace(queue_id(q.realm, q.key, q.consumer_id));
-  Queue& queue = it->second;
-  if (fresh) {
-    queue.id = it->first;
-    queue.realm = q.realm;
-    queue.key = q.key;
-    queue.consumer_id = q.consumer_id;
+  Queue* queue = find_queue(q.realm, q.key, q.consumer_id);
+  if (!queue) {
+    auto it = queues.try_emplace(id_buffer).first;  // the id find_queue built
+    queue = &it->second;
+    queue->id = it->first;
+    queue->realm = q.realm;
+    queue->key = q.key;
+    queue->consumer_id = q.consumer_id;
   }
   if (!q.consumer.empty()) {
-    queue.consumer = q.consumer;
-    queue.policy = q.policy;
+    queue->consumer = q.consumer;
+    queue->policy = q.policy;
   }
-  return queue;
+  return *queue;
 }
 
 DurableQueues::State::Entry& DurableQueues::State::add(Queue& q, store::Row row, bool committed) {
   Entry& e = q.entries[row.seq];
   e.row = std::move(row);
   e.charge = charge_of(e.row.attachments);
-  charge_payload(e.row);
+  RealmUse& realm = realm_use_of(q.realm);
+  charge_payload(e.row, realm);
   e.queue = &q;
   e.committed = committed;
   if (!committed) ++q.uncommitted;
-  by_id[e.row.id] = &e;
-  ++realm_counts[q.realm];
-  realm_bytes[q.realm] += e.charge;
+  // The view is of this entry's id: one left by an entry with the same id (a damaged store's twin rows)
+  // would outlive its string, so the key is made anew.
+  if (auto [it, fresh] = by_id.try_emplace(e.row.id, &e); !fresh) {
+    by_id.erase(it);
+    by_id.emplace(e.row.id, &e);
+  }
+  ++realm.rows;
+  realm.bytes += e.charge;
   total_bytes += e.charge;
   if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, &e);
   return e;
@@ -82,16 +100,21 @@ void DurableQueues::State::remove(Entry& e) {
   if (e.row.expires_ms) expiries.erase({e.row.expires_ms, &e});
   Queue& q = *e.queue;
   if (!e.committed) --q.uncommitted;
-  by_id.erase(e.row.id);
-  if (--realm_counts[q.realm] == 0) realm_counts.erase(q.realm);
+  if (auto it = by_id.find(e.row.id); it != by_id.end() && it->second == &e) by_id.erase(it);
+  RealmUse& realm = realm_use.find(q.realm)->second;  // held since add(): its rows count this one
+  --realm.rows;
+  realm.bytes -= e.charge;
   total_bytes -= e.charge;
-  if ((realm_bytes[q.realm] -= e.charge) == 0) realm_bytes.erase(q.realm);
-  release_payload(e.row);
+  if (RealmUse* charged = release_payload(e.row); charged && charged != &realm) forget_unused(*charged);
+  forget_unused(realm);
   q.entries.erase(e.row.seq);
   // An empty queue of a consumer that is gone holds nothing worth keeping (the next copy or its
   // subscription's replay brings its consumer and policy): the sweep drops it, so queues keyed by
-  // short-lived socket ids do not pile up.
-  if (q.entries.empty()) emptied.insert(q.id);
+  // short-lived socket ids do not pile up. (`swept`: it is in `emptied` already, no need to hash its id.)
+  if (q.entries.empty() && !q.swept) {
+    q.swept = true;
+    emptied.insert(q.id);
+  }
 }
 
 void DurableQueues::State::drop_empty_queues() {
@@ -104,6 +127,7 @@ void DurableQueues::State::drop_empty_queues() {
       continue;
     }
     if (it != queues.end() && it->second.entries.empty()) queues.erase(it);
+    else if (it != queues.end()) it->second.swept = false;  // it has entries again
     id = emptied.erase(id);
   }
 }
@@ -191,8 +215,8 @@ void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& m
 }
 
 bool DurableQueues::State::deliver_live(const StoredMessage& message, const QueueCopy& copy) {
-  auto it = queues.find(queue_id(copy.realm, copy.key, copy.consumer_id));
-  if (it != queues.end() && (it->second.uncommitted || !it->second.entries.empty())) return false;
+  Queue* q = find_queue(copy.realm, copy.key, copy.consumer_id);
+  if (q && (q->uncommitted || !q->entries.empty())) return false;
   EndpointPtr to;
   broker.if_realm(copy.realm, [&](RealmRegistry& r) { to = r.consumer_endpoint(copy.consumer); });
   if (!to) return false;

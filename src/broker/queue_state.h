@@ -4,8 +4,9 @@
 // `written`, filled by the writer thread under `written_mu`; `io_owner`, held weakly by transport receipts).
 //
 // Ownership: DurableQueues owns the State. `queues` owns each Queue, a Queue owns its entries (std::map:
-// their addresses are stable while they live). by_id, by_socket, deadlines and expiries hold raw Entry
-// pointers, and remove() takes an entry out of all of them before it dies; the starved lines hold queue
+// their addresses are stable while they live). by_id, the connections' lists, deadlines and expiries hold
+// raw Entry pointers, and remove() takes an entry out of all of them before it dies; an entry points at
+// its Connection, which lives while an entry is linked to it; the starved lines hold queue
 // ids, looked up again when fed. A Queue outlives its entries (empty ones go in the sweep, or with their
 // subscription or realm). `broker` and `writer` are the ones given to DurableQueues and outlive it.
 //
@@ -79,6 +80,7 @@ constexpr size_t kRowOverhead = 256;
 
 struct DurableQueues::State {
   struct Queue;
+  struct Connection;
   enum class Phase { stored, in_flight, backoff };
   struct Entry {
     store::Row row;
@@ -89,7 +91,26 @@ struct DurableQueues::State {
     bool acking = false;  // an ACK's deletion is being written
     uint64_t receipt = 0;  // without ACK: sent, deleted once the transport receipt with this token comes
     size_t charge = 0;     // what it counts against the byte caps (see charge_of)
-    std::string socket;  // where the current attempt went
+    // Where the current attempt went, and its neighbours among the copies out to that connection.
+    Connection* out = nullptr;
+    Entry* prev_out = nullptr;
+    Entry* next_out = nullptr;
+  };
+  // A connection copies are out to: the bytes of the copies out there (what the window protects is the
+  // connection's outbound bound, shared by all its queues) and those copies, linked through their
+  // entries, so that a closing connection finds its own without a search. It lives while a copy is linked
+  // to it (an entry lands, giving its bytes back, before it is unlinked). One record per connection, so a
+  // copy's way out and back costs pointer steps, not a string copy and lookups in three maps.
+  struct Connection {
+    const std::string* id = nullptr;  // its key in `connections`
+    size_t bytes = 0;
+    Entry* first = nullptr;
+  };
+  // A realm's share of the caps: its rows and the bytes charged to it. It lives while either is not zero.
+  struct RealmUse {
+    const std::string* name = nullptr;  // its key in `realm_use`
+    size_t rows = 0;
+    size_t bytes = 0;
   };
   struct Queue {
     std::string realm, key, consumer_id, consumer;
@@ -102,6 +123,7 @@ struct DurableQueues::State {
     // a queue whose window is full of copies in flight does not walk them for every new copy.
     uint64_t scan_from = 0;
     std::string id;                     // its key in `queues`
+    bool swept = false;                 // in `emptied`, waiting for the sweep
   };
 
   static bool occupies(const Entry& e) { return e.phase == Phase::in_flight || e.phase == Phase::backoff; }
@@ -120,27 +142,35 @@ struct DurableQueues::State {
   // An entry enters the window (sent: its socket is set) or leaves it (back to stored, or forgotten).
   // The count is the queue's; the bytes are the connection's, shared by all its queues, since what the
   // window protects is the connection's outbound bound.
+  // An entry enters the window only once it is linked to the connection it goes to (link_socket).
   void take_off(Entry& e) {
     if (occupies(e)) return;
     ++e.queue->flying;
-    socket_bytes[e.socket] += bytes_of(e);
+    e.out->bytes += bytes_of(e);
   }
   void land(Entry& e) {
     if (occupies(e)) {
       --e.queue->flying;
-      release_bytes(e.socket, bytes_of(e));
+      release_bytes(*e.out, bytes_of(e));
     }
     e.phase = Phase::stored;
     e.receipt = 0;
     may_send_again(e);
   }
-  void release_bytes(const std::string& socket, size_t bytes) {
-    auto it = socket_bytes.find(socket);
-    if (it == socket_bytes.end()) return;
-    if ((it->second -= bytes) == 0) socket_bytes.erase(it);
+  void release_bytes(Connection& c, size_t bytes) {
+    c.bytes -= bytes;
     // Queues of this connection that stopped for want of its room go on, first come first served, after
     // the current event (so that no pump runs inside another).
-    if (starved.count(socket)) post([this, socket] { feed_starved(socket); });
+    if (!starved.empty() && starved.count(*c.id)) post([this, socket = *c.id] { feed_starved(socket); });
+  }
+  // The connection record of `socket`, if a copy is out to it.
+  Connection* connection(const std::string& socket) {
+    auto it = connections.find(socket);
+    return it == connections.end() ? nullptr : &it->second;
+  }
+  static const std::string& socket_of(const Entry& e) {
+    static const std::string kNone;
+    return e.out ? *e.out->id : kNone;
   }
   void feed_starved(const std::string& socket);
   void wait_for_room(const std::string& socket, const std::string& queue_id);
@@ -153,10 +183,20 @@ struct DurableQueues::State {
   // A payload buffer is charged to the realm of the first row holding it, until the last one goes.
   struct PayloadUse {
     size_t rows = 0;
-    std::string realm;
+    RealmUse* realm = nullptr;  // alive while the payload is charged to it (its bytes are not zero)
   };
-  void charge_payload(const store::Row& row);
-  void release_payload(const store::Row& row);
+  void charge_payload(const store::Row& row, RealmUse& realm);
+  // The realm whose bytes the row's payload left when it was its last row (for forget_unused), else null.
+  RealmUse* release_payload(const store::Row& row);
+  // The realm's record, made if it has none yet; forget_unused drops one holding nothing.
+  RealmUse& realm_use_of(const std::string& realm) {
+    auto [it, fresh] = realm_use.try_emplace(realm);
+    if (fresh) it->second.name = &it->first;
+    return it->second;
+  }
+  void forget_unused(RealmUse& u) {
+    if (u.rows == 0 && u.bytes == 0) realm_use.erase(*u.name);
+  }
   // What a message costs the writer's backlog: each copy is encoded (payload included) on its own.
   static size_t copy_bytes(const StoredMessage& m) { return m.payload.size() + charge_of(m.attachments); }
   // Whether one more copy of `bytes` fits in `realm` under the caps on rows and bytes.
@@ -164,8 +204,9 @@ struct DurableQueues::State {
 
   // Room for one more copy of `q` to the connection `socket`: the queue's count, and the connection's
   // bytes (at least one copy goes whatever its size).
-  bool window_open(const Queue& q, const std::string& socket) const;
-  bool connection_full(const std::string& socket) const;
+  // (`c`: the connection's record, null when nothing is out to it yet.)
+  bool window_open(const Queue& q, const Connection* c) const;
+  bool connection_full(const Connection* c) const;
 
   // Sends stored copies of a queue while its window has room, oldest first, stopping at the first copy
   // still being written (commits finish in order, so nothing newer may pass it). Nothing to do (the
@@ -202,14 +243,18 @@ struct DurableQueues::State {
   std::map<std::string, RealmQueueCounts> viewed_realms;
   SteadyClock::time_point viewed_at{};
 
-  std::map<std::string, Queue> queues;  // by queue_id
-  std::unordered_map<std::string, Entry*> by_id;
-  std::unordered_map<std::string, std::unordered_set<Entry*>> by_socket;  // in flight or in backoff
-  std::unordered_map<std::string, size_t> socket_bytes;  // bytes of the copies out to each connection
+  std::map<std::string, Queue, std::less<>> queues;  // by queue_id
+  // The queue of (realm, key, consumer_id), looked up by an id built in a buffer kept for it (every copy
+  // looks up its queue: no allocation for it), or null.
+  Queue* find_queue(std::string_view realm, std::string_view key, std::string_view consumer_id);
+  std::string id_buffer;
+  // By message id, viewing the entry's own row.id (no second copy of the id per copy stored): an entry's
+  // row.id does not change while it lives, and remove() takes it out of here first.
+  std::unordered_map<std::string_view, Entry*> by_id;
+  std::unordered_map<std::string, Connection> connections;  // by socket id: where copies are out
   // connection -> ids of its queues waiting for its room, in the order they began to wait
   std::unordered_map<std::string, std::deque<std::string>> starved;
-  std::unordered_map<std::string, size_t> realm_counts;
-  std::unordered_map<std::string, size_t> realm_bytes;  // the charges of a realm's rows and payloads
+  std::unordered_map<std::string, RealmUse> realm_use;  // by realm: its rows and their charges
   std::unordered_map<const std::string*, PayloadUse> payloads;  // payload buffers held by rows
   size_t total_bytes = 0;
   // Expiries and `due` hold only live entries (a removed entry leaves them at once), so memory follows
@@ -272,7 +317,8 @@ struct DurableQueues::State {
   void deliver(Entry& e, const EndpointPtr& to, int attempt);
   void on_ack_timeout(Entry& e);
   void on_retry(Entry& e);
-  void ack(const std::string& realm, const std::string& socket, const std::string& id, const AckReply& reply);
+  // (`id` and `reply` are taken: they wait in the deletion's continuation.)
+  void ack(const std::string& realm, const std::string& socket, std::string id, AckReply reply);
   // Purges rows whose time has passed: every second, and before a replay.
   void purge_expired();
   void schedule_expiry_sweep();

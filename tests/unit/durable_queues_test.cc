@@ -317,6 +317,38 @@ TEST_F(DurableQueuesTest, QueuesOfOneConnectionShareItsByteWindow) {
   for (int i = 3; i < 6; ++i) EXPECT_EQ(all[i].key, "p-f");
 }
 
+// A closing connection gives back the room its copies held, whichever queues they came from: the same
+// socket id back (a reconnect that reuses it) has its whole window, and once everything is acked nothing
+// is counted anywhere.
+TEST_F(DurableQueuesTest, AClosedConnectionGivesBackTheRoomOfEveryQueuesCopies) {
+  shutdown();
+  QueueOptions options;
+  options.window_bytes = 1000;
+  start(store::open_memory(), options);
+  std::string big = "{\"pad\":\"" + std::string(590, 'x') + "\"}";  // 600 bytes: one goes at once, two fill it
+  QueueCopy other{"default", "p-f", "c", "c", ack_policy()};
+  enqueue(big, {copy("c", ack_policy())});
+  enqueue(big, {other});
+  auto c = online("c", "s1");
+  queues_->replay(copy("c", ack_policy()), c);
+  queues_->replay(other, c);
+  sink_.wait_for(2);
+  EXPECT_EQ(stats().in_flight, 2u);
+  offline(c);
+  EXPECT_EQ(stats().in_flight, 0u);
+  auto again = online("c", "s1");
+  queues_->replay(copy("c", ack_policy()), again);
+  queues_->replay(other, again);
+  auto sent = sink_.wait_for(4);
+  ASSERT_EQ(sent.size(), 4u);  // with 1,200 bytes still counted against s1, neither would have gone
+  EXPECT_EQ(ack("s1", msg_id(sent[2].payload)).first, 200);
+  EXPECT_EQ(ack("s1", msg_id(sent[3].payload)).first, 200);
+  QueueStats after = stats();
+  EXPECT_EQ(after.queued, 0u);
+  EXPECT_EQ(after.in_flight, 0u);
+  EXPECT_EQ(after.queued_bytes, 0u);
+}
+
 TEST_F(DurableQueuesTest, ExpiredRowsArePurgedAndNeverReplayed) {
   enqueue("{\"old\":1}", {copy("c", ack_policy())}, 50);
   enqueue("{\"new\":1}", {copy("c", ack_policy())}, std::nullopt);
