@@ -10,7 +10,10 @@
 
 namespace siomq::broker {
 
+// An empty payload charges nothing and is not tracked: it would keep no realm's record alive (its bytes
+// add nothing), and every empty SharedText is one buffer, shared by rows of any realm.
 void DurableQueues::State::charge_payload(const store::Row& row, RealmUse& realm) {
+  if (row.payload.size() == 0) return;
   PayloadUse& use = payloads[&row.payload.str()];
   if (use.rows++ > 0) return;
   use.realm = &realm;
@@ -19,6 +22,7 @@ void DurableQueues::State::charge_payload(const store::Row& row, RealmUse& realm
 }
 
 DurableQueues::State::RealmUse* DurableQueues::State::release_payload(const store::Row& row) {
+  if (row.payload.size() == 0) return nullptr;
   auto it = payloads.find(&row.payload.str());
   if (it == payloads.end() || --it->second.rows > 0) return nullptr;
   RealmUse* realm = it->second.realm;

@@ -349,6 +349,23 @@ TEST_F(DurableQueuesTest, AClosedConnectionGivesBackTheRoomOfEveryQueuesCopies) 
   EXPECT_EQ(after.queued_bytes, 0u);
 }
 
+// Empty payloads are one shared buffer whatever their realm: the realm first charged for it may go
+// while another realm's rows still hold it (under ASan this was a use after free of the first realm's
+// record, found by review).
+TEST_F(DurableQueuesTest, EmptyPayloadsOfTwoRealmsOutliveEitherRealm) {
+  enqueue("", {copy("c", DeliveryPolicy{}), QueueCopy{"other", "p-e", "c", "c", DeliveryPolicy{}}});
+  enqueue("", {QueueCopy{"other", "p-e", "d", "d", DeliveryPolicy{}}});
+  std::promise<void> purged;
+  queues_->purge_realm("default", [&](const Status&) { purged.set_value(); });
+  purged.get_future().get();
+  std::promise<void> again;
+  queues_->purge_realm("other", [&](const Status&) { again.set_value(); });
+  again.get_future().get();
+  QueueStats after = stats();
+  EXPECT_EQ(after.queued, 0u);
+  EXPECT_EQ(after.queued_bytes, 0u);
+}
+
 TEST_F(DurableQueuesTest, ExpiredRowsArePurgedAndNeverReplayed) {
   enqueue("{\"old\":1}", {copy("c", ack_policy())}, 50);
   enqueue("{\"new\":1}", {copy("c", ack_policy())}, std::nullopt);
