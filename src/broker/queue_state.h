@@ -139,10 +139,9 @@ struct DurableQueues::State {
   // No entry below scan_from waits to be sent: one that may be sent again lowers it.
   static void may_send_again(Entry& e) { e.queue->scan_from = std::min(e.queue->scan_from, e.row.seq); }
 
-  // An entry enters the window (sent: its socket is set) or leaves it (back to stored, or forgotten).
-  // The count is the queue's; the bytes are the connection's, shared by all its queues, since what the
-  // window protects is the connection's outbound bound.
-  // An entry enters the window only once it is linked to the connection it goes to (link_socket).
+  // An entry enters the window (sent: linked to its connection first, by link_socket) or leaves it (back
+  // to stored, or forgotten). The count is the queue's; the bytes are the connection's, shared by all its
+  // queues, since what the window protects is the connection's outbound bound.
   void take_off(Entry& e) {
     if (occupies(e)) return;
     ++e.queue->flying;
