@@ -49,6 +49,7 @@ std::vector<DurableSubscription> DurableQueues::load(store::Backend::Contents co
     s.dead.emplace(d.row.seq, std::move(d));
   }
   s.submit(std::move(purge));
+  s.flush();  // now: the thread that would flush it has not started
   s.counters.quarantined = quarantined;
   spdlog::info("store: {} queued messages in {} queues, {} dead-lettered, {} durable subscriptions, {} quarantined",
                s.by_id.size(), s.queues.size(), s.dead.size(), out.size(), quarantined);
@@ -69,6 +70,7 @@ void DurableQueues::stop() {
   State& s = *state_;
   if (!s.thread.joinable()) return;
   s.post([&s] {
+    s.flush();  // what was submitted reaches the writer, which is drained after this
     s.expiry_timer.cancel();
     s.work.reset();
     s.io.stop();
@@ -159,6 +161,7 @@ void DurableQueues::move_store(store::Backend& next, std::function<void(const St
   state_->post([s = state_.get(), &next, done = std::move(done), along = std::move(along)]() mutable {
     // The whole state as it is now; whatever was submitted before reaches the old backend first, and
     // everything submitted after this goes to the new one.
+    s->flush();
     std::vector<store::Op> ops;
     for (const auto& [id, e] : s->by_id) ops.push_back(store::put(e->row));
     for (const auto& [seq, d] : s->dead) ops.push_back(store::put(d));

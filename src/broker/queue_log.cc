@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <iterator>
+
 #include "broker/broker.h"
 #include "store/writer.h"
 #include "wire/log_text.h"
@@ -136,34 +138,53 @@ void DurableQueues::State::drop_empty_queues() {
   }
 }
 
-void DurableQueues::State::submit(std::vector<store::Op> ops, std::function<void(const Status&)> then) {
+void DurableQueues::State::submit(std::vector<store::Op> ops, Then then) {
   if (ops.empty()) {
     if (then) then(Ok{});
     return;
   }
-  writer.submit(std::move(ops), [this, then = std::move(then)](const Status& status) mutable {
-    if (status && !then) return;
+  if (batch.ops.empty()) {
+    batch.ops = std::move(ops);
+  } else {
+    batch.ops.insert(batch.ops.end(), std::make_move_iterator(ops.begin()), std::make_move_iterator(ops.end()));
+  }
+  batch.thens.push_back(std::move(then));
+  // After the handlers already queued: whatever they submit joins this batch.
+  if (!flush_posted) {
+    flush_posted = true;
+    post([this] { flush(); });
+  }
+}
+
+void DurableQueues::State::flush() {
+  flush_posted = false;
+  if (batch.ops.empty()) return;
+  Batch b = std::move(batch);
+  batch = Batch{};
+  writer.submit(std::move(b.ops), [this, thens = std::move(b.thens)](const Status& status) mutable {
     // The writer finishes a whole group of submissions at once: their continuations go to this
     // thread together, in one handler, not one wake-up each.
     bool first;
     {
       std::lock_guard lock(written_mu);
       first = written.empty();
-      written.emplace_back(std::move(then), status);
+      written.emplace_back(std::move(thens), status);
     }
     if (first) boost::asio::post(io, [this] { run_written(); });
   });
 }
 
 void DurableQueues::State::run_written() {
-  std::vector<std::pair<std::function<void(const Status&)>, Status>> batch;
+  std::vector<std::pair<std::vector<Then>, Status>> done;
   {
     std::lock_guard lock(written_mu);
-    batch.swap(written);
+    done.swap(written);
   }
-  for (auto& [then, status] : batch) {
-    if (!status) ++counters.store_failures;
-    if (then) then(status);
+  for (auto& [thens, status] : done) {
+    if (!status) counters.store_failures += thens.size();
+    for (auto& then : thens) {
+      if (then) then(status);
+    }
   }
 }
 

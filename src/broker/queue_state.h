@@ -270,9 +270,20 @@ struct DurableQueues::State {
   std::unordered_map<std::string, uint64_t> dead_by_id;
   std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> its surface's spec
   std::unordered_set<std::string> emptied;  // empty queues for the sweep to drop (queue_log.cc)
-  // Writes finished by the writer thread, waiting for run_written on this thread.
+  // The changes submitted during this turn of the thread's loop, handed to the writer together by flush()
+  // (posted by the turn's first submission): one submission, one closure and one lock of the writer per
+  // turn, not per message. `thens` holds every submission's continuation, empty ones too (they count
+  // the store's failures), in submission order.
+  using Then = std::function<void(const Status&)>;
+  struct Batch {
+    std::vector<store::Op> ops;
+    std::vector<Then> thens;
+  };
+  Batch batch;
+  bool flush_posted = false;
+  // Batches written by the writer thread, with their outcome, waiting for run_written on this thread.
   std::mutex written_mu;
-  std::vector<std::pair<std::function<void(const Status&)>, Status>> written;
+  std::vector<std::pair<std::vector<Then>, Status>> written;
   uint64_t next_seq = 1;
   uint64_t next_receipt = 1;
   std::atomic<size_t> unwritten{0};  // bytes enqueued whose write has not finished (DurableQueues::behind)
@@ -286,7 +297,12 @@ struct DurableQueues::State {
   // Forgets an entry (the caller writes the matching store change).
   void remove(Entry& e);
   void drop_empty_queues();
-  void submit(std::vector<store::Op> ops, std::function<void(const Status&)> then = {});
+  // Adds `ops` to this turn's batch; `then(status)` runs on this thread once they are written (at once,
+  // with Ok, when there are none).
+  void submit(std::vector<store::Op> ops, Then then = {});
+  // Hands this turn's batch to the writer (a change that must reach the store before something else
+  // does, such as a move to another store, flushes first).
+  void flush();
   void run_written();
   void enqueue(const std::shared_ptr<const StoredMessage>& message, std::vector<QueueCopy>& copies, Confirm done);
   // A live copy goes out now if its consumer is still online and nothing older of its queue is being

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <future>
@@ -13,6 +14,7 @@
 #include "broker/broker.h"
 #include "store/writer.h"
 #include "surfaces/tyo_mq/stored_subscription.h"
+#include "controlled_backend.h"
 #include "fake_endpoint.h"
 
 namespace siomq::broker {
@@ -509,6 +511,30 @@ TEST_F(DurableQueuesTest, BehindWhileTheUnwrittenBytesPassTheirBound) {
   for (int i = 0; i < 200 && confirmed < 12; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(confirmed.load(), 12);
   EXPECT_FALSE(queues_->behind());
+}
+
+// The changes of one turn of the queues thread go to the writer together; each submission still learns
+// the outcome and counts as one failure when the write fails (a disk full): nothing is kept, every
+// producer is told.
+TEST_F(DurableQueuesTest, EveryCopyOfAFailedWriteIsRefusedAndCounted) {
+  shutdown();
+  start(std::make_unique<test_support::ControlledBackend>(test_support::ControlledBackend::Mode::fail));
+  std::atomic<int> refused{0};
+  std::atomic<int> answered{0};
+  for (int i = 0; i < 20; ++i) {
+    auto m = std::make_shared<StoredMessage>();
+    m->payload = "{\"n\":" + std::to_string(i) + "}";
+    queues_->enqueue(m, {copy("c", ack_policy())}, [&](size_t stored, const Status& status) {
+      if (!status && stored == 0) ++refused;
+      ++answered;
+    });
+  }
+  for (int i = 0; i < 200 && answered < 20; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(refused.load(), 20);
+  QueueStats after = stats();
+  EXPECT_EQ(after.store_failures, 20u);
+  EXPECT_EQ(after.queued, 0u);
+  EXPECT_EQ(after.queued_bytes, 0u);
 }
 
 TEST_F(DurableQueuesTest, DeadLetterListDiscardReplay) {
