@@ -80,7 +80,7 @@ void DurableQueues::State::ack(const std::string& realm, const std::string& sock
   unlink_socket(e);
   // The window has room again: the next copies go out now, not after the deletion is written.
   pump(*e.queue);
-  submit({store::erase_row(e.row.seq)}, [this, id = std::move(id), reply = std::move(reply)](const Status& status) {
+  submit(store::erase_row(e.row.seq), [this, id = std::move(id), reply = std::move(reply)](const Status& status) {
     auto it = by_id.find(id);
     if (!status) {
       if (it != by_id.end()) {

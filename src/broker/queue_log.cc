@@ -148,6 +148,15 @@ void DurableQueues::State::submit(std::vector<store::Op> ops, Then then) {
   } else {
     batch.ops.insert(batch.ops.end(), std::make_move_iterator(ops.begin()), std::make_move_iterator(ops.end()));
   }
+  submit_appended(std::move(then));
+}
+
+void DurableQueues::State::submit(store::Op op, Then then) {
+  batch.ops.push_back(std::move(op));
+  submit_appended(std::move(then));
+}
+
+void DurableQueues::State::submit_appended(Then then) {
   batch.thens.push_back(std::move(then));
   // After the handlers already queued: whatever they submit joins this batch.
   if (!flush_posted) {
@@ -161,6 +170,10 @@ void DurableQueues::State::flush() {
   if (batch.ops.empty()) return;
   Batch b = std::move(batch);
   batch = Batch{};
+  // The next turn's batch is likely as large: grown once, not doubling from one (bounded: a purge's
+  // million erases are not kept for the next).
+  batch.ops.reserve(std::min<size_t>(b.ops.size(), 4096));
+  batch.thens.reserve(std::min<size_t>(b.thens.size(), 4096));
   writer.submit(std::move(b.ops), [this, thens = std::move(b.thens)](const Status& status) mutable {
     // The writer finishes a whole group of submissions at once: their continuations go to this
     // thread together, in one handler, not one wake-up each.
@@ -191,7 +204,6 @@ void DurableQueues::State::run_written() {
 void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& message, std::vector<QueueCopy>& copies,
                                    Confirm done) {
   int64_t now = unix_ms();
-  std::vector<store::Op> ops;
   std::vector<std::string> ids;
   // Live copies go first. The rest share one payload, charged with the first of them.
   std::erase_if(copies, [&](const QueueCopy& copy) {
@@ -223,7 +235,7 @@ void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& m
     row.attachments = message->attachments;
     row.created_ms = now;
     row.expires_ms = message->ttl_ms ? std::max<int64_t>(1, now + *message->ttl_ms) : 0;
-    ops.push_back(store::put(row));
+    batch.ops.push_back(store::put(row));  // submitted below with its continuation (submit_appended)
     ids.push_back(row.id);
     add(q, std::move(row), false);
     payload_charged = true;
@@ -234,7 +246,7 @@ void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& m
     if (done) done(0, Ok{});
     return;
   }
-  submit(std::move(ops), [this, ids = std::move(ids), done = std::move(done)](const Status& status) {
+  submit_appended([this, ids = std::move(ids), done = std::move(done)](const Status& status) {
     committed(ids, status, done);
   });
 }

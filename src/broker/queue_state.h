@@ -300,6 +300,10 @@ struct DurableQueues::State {
   // Adds `ops` to this turn's batch; `then(status)` runs on this thread once they are written (at once,
   // with Ok, when there are none).
   void submit(std::vector<store::Op> ops, Then then = {});
+  // One change (an ACK's deletion), or those the caller appended to batch.ops itself (a copy's put):
+  // no vector of their own per message.
+  void submit(store::Op op, Then then = {});
+  void submit_appended(Then then);
   // Hands this turn's batch to the writer (a change that must reach the store before something else
   // does, such as a move to another store, flushes first).
   void flush();
