@@ -161,13 +161,17 @@ void DurableQueues::State::submit_appended(Then then) {
   // After the handlers already queued: whatever they submit joins this batch.
   if (!flush_posted) {
     flush_posted = true;
-    post([this] { flush(); });
+    post([this] {
+      flush_posted = false;
+      flush();
+    });
   }
 }
 
 void DurableQueues::State::flush() {
-  flush_posted = false;
-  if (batch.ops.empty()) return;
+  // (Called inline too, by a move and by stop: the posted handler, if any, then finds nothing to hand over,
+  // and the flag stays its own.)
+  if (batch.thens.empty()) return;
   Batch b = std::move(batch);
   batch = Batch{};
   // The next turn's batch is likely as large: grown once, not doubling from one (bounded: a purge's
