@@ -20,9 +20,7 @@ void set_grant(SessionRegistry& sessions, Session& session, auth::Grant grant) {
 bool admit(const GateScope& scope, const auth::Snapshot& snap, Session& session, Reply& reply, std::string_view event,
            std::initializer_list<std::string_view> roles) {
   if (!snap.auth.enabled) return true;
-  static const std::optional<std::string> kNoPendingRealm;
-  const auto* held = session.holdings();
-  auto outcome = auth::gate(snap.auth, session.grant, held ? held->pending_realm : kNoPendingRealm, event, roles);
+  auto outcome = auth::gate(snap.auth, session.grant, session.holdings().pending_realm, event, roles);
   if (outcome.new_grant && over_realm_cap(scope.broker, snap, outcome.new_grant->realm)) {
     auth_fail(reply, 429, kTooManyRealms);
     return false;

@@ -66,7 +66,7 @@ class Session {
 
   // What a session takes on as it is used. Allocated by its first use (held()), so that an idle
   // connection carries a pointer instead of ~290 bytes of empty sets (docs/performance.md, "An idle
-  // connection"); holdings() reads without allocating.
+  // connection"); holdings() reads without allocating (an empty Holdings when nothing was taken on).
   struct Holdings {
     // §2's _pendingRealm: the realm a failed or partial AUTH declared.
     std::optional<std::string> pending_realm;
@@ -85,7 +85,11 @@ class Session {
     if (!holdings_) holdings_ = std::make_unique<Holdings>();
     return *holdings_;
   }
-  const Holdings* holdings() const { return holdings_.get(); }
+  const Holdings& holdings() const {
+    static const Holdings kNothing;
+    return holdings_ ? *holdings_ : kNothing;
+  }
+  bool holds_anything() const { return holdings_ != nullptr; }
 
   // In a cluster: the name claims this session waits on (bounded); whether it has ended (a claim
   // answered later is released).

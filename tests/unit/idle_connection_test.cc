@@ -30,10 +30,12 @@ TEST(IdleConnection, ObjectsFitTheirAllocatorClasses) {
 // What a session takes on as it is used is allocated by that use.
 TEST(IdleConnection, ASessionHoldsNothingUntilItIsUsed) {
   surfaces::testing::FakeSession s;
-  EXPECT_EQ(s.holdings(), nullptr);
+  EXPECT_FALSE(s.holds_anything());
+  EXPECT_TRUE(s.holdings().realms.empty());  // read without allocating
+  EXPECT_FALSE(s.holds_anything());
   s.held().realms.insert("default");
-  ASSERT_NE(s.holdings(), nullptr);
-  EXPECT_EQ(s.holdings()->realms.size(), 1u);
+  ASSERT_TRUE(s.holds_anything());
+  EXPECT_EQ(s.holdings().realms.size(), 1u);
 }
 
 }  // namespace

@@ -60,9 +60,7 @@ void on_disconnect(Context& ctx, net::Socket& socket) {
   ctx.sessions.remove(endpoint.get());
   release_claimed_names(ctx, *endpoint);
   // Every name it bound goes offline, in every realm it used.
-  static const std::set<std::string> kNone;
-  const Session::Holdings* held = endpoint->holdings();
-  for (const auto& realm : held ? held->realms : kNone) {
+  for (const auto& realm : endpoint->holdings().realms) {
     std::vector<broker::Notice> notices;
     ctx.broker.if_realm(realm, [&](broker::RealmRegistry& r) { notices = r.disconnect(endpoint); });
     send_notices(notices);

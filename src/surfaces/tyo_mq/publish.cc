@@ -85,7 +85,7 @@ std::string confirm_reply(size_t stored, const Status& status) {
 size_t name_room(Context& ctx, const auth::Snapshot& snap, const Session& session) {
   const auth::LimitValues& l = snap.limits.for_realm(session.realm());
   const double server_cap = snap.limits.server.max_registrations_total;
-  const size_t made = session.holdings() ? session.holdings()->registrations.size() : 0;
+  const size_t made = session.holdings().registrations.size();
   if (l.max_registrations_per_socket > 0 && static_cast<double>(made) >= l.max_registrations_per_socket) return 0;
   if (server_cap > 0 && static_cast<double>(ctx.broker.names_total()) >= server_cap) return 0;
   return l.max_registrations_per_realm > 0 ? static_cast<size_t>(l.max_registrations_per_realm) : SIZE_MAX;
@@ -317,7 +317,7 @@ void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& 
 // While a session has unfinished transfers, a timer on its worker drops the idle ones even if no piece
 // follows: a sender that stops must not hold its share of the server's chunk budget until it disconnects.
 void watch_idle_transfers(const std::shared_ptr<Session>& session) {
-  if (session->watching_chunks || !session->holdings() || session->holdings()->chunks.transfers() == 0) return;
+  if (session->watching_chunks || session->holdings().chunks.transfers() == 0) return;
   session->watching_chunks = true;
   auto timer = std::make_shared<boost::asio::steady_timer>(session->worker().io(),
                                                           std::chrono::milliseconds(kTransferIdleMs / 2));

@@ -113,8 +113,7 @@ void claim_consumer_name(Context& ctx, Session& session, Reply& reply, const std
 }
 
 bool may_claim(const Session& session, const std::string& realm, const std::string& name) {
-  const bool claimed = session.holdings() && session.holdings()->claimed_names.count({realm, name});
-  return claimed || session.claims_waiting < kMaxClaimsWaiting;
+  return session.holdings().claimed_names.count({realm, name}) || session.claims_waiting < kMaxClaimsWaiting;
 }
 
 namespace {
@@ -151,8 +150,8 @@ void on_consumer(Context& ctx, Session& session, const Request& request, Reply& 
 void release_claimed_names(Context& ctx, Session& session) {
   session.ended = true;
   if (!ctx.cluster) return;
-  if (!session.holdings()) return;
-  for (const auto& [realm, name] : session.holdings()->claimed_names) ctx.cluster->release_name(realm, name);
+  if (!session.holds_anything()) return;
+  for (const auto& [realm, name] : session.holdings().claimed_names) ctx.cluster->release_name(realm, name);
   session.held().claimed_names.clear();
 }
 
