@@ -134,9 +134,9 @@ void DurableQueues::State::unlink_socket(Entry& e) {
 }
 
 void DurableQueues::State::replay(const QueueCopy& copy, const EndpointPtr& to) {
-  auto it = queues.find(queue_id(copy.realm, copy.key, copy.consumer_id));
-  if (it == queues.end()) return;
-  Queue& q = it->second;
+  Queue* found = find_queue(copy.realm, copy.key, copy.consumer_id);
+  if (!found) return;
+  Queue& q = *found;
   q.consumer = copy.consumer;
   q.policy = copy.policy;
   purge_expired();

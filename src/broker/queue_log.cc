@@ -54,7 +54,7 @@ std::string DurableQueues::State::new_id(uint64_t seq) {
 DurableQueues::State::Queue* DurableQueues::State::find_queue(std::string_view realm, std::string_view key,
                                                               std::string_view consumer_id) {
   id_buffer.clear();
-  id_buffer.append(realm).append(1, '\0').append(key).append(1, '\0').append(consumer_id);
+  store::append_subscription_id(id_buffer, realm, key, consumer_id);  // as queue_id() joins them
   auto it = queues.find(id_buffer);
   return it == queues.end() ? nullptr : &it->second;
 }

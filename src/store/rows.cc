@@ -144,12 +144,16 @@ Result<SubscriptionRecord> decode_subscription(std::string_view text) {
 std::string subscription_id(std::string_view realm, std::string_view key, std::string_view consumer) {
   std::string id;
   id.reserve(realm.size() + key.size() + consumer.size() + 2);
-  id.append(realm);
-  id.push_back('\0');
-  id.append(key);
-  id.push_back('\0');
-  id.append(consumer);
+  append_subscription_id(id, realm, key, consumer);
   return id;
+}
+
+void append_subscription_id(std::string& out, std::string_view realm, std::string_view key, std::string_view consumer) {
+  out.append(realm);
+  out.push_back('\0');
+  out.append(key);
+  out.push_back('\0');
+  out.append(consumer);
 }
 
 Op put(const Row& row) { return Op{Family::row, Op::Kind::put, seq_key(row.seq), encode_row(row)}; }

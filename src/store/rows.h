@@ -58,6 +58,8 @@ std::string encode_subscription(const SubscriptionRecord& sub);
 Result<SubscriptionRecord> decode_subscription(std::string_view text);
 // The identity of a subscription record: realm, key and consumer joined with NUL bytes.
 std::string subscription_id(std::string_view realm, std::string_view key, std::string_view consumer);
+// The same, appended to `out` (a buffer kept for lookups).
+void append_subscription_id(std::string& out, std::string_view realm, std::string_view key, std::string_view consumer);
 
 // The ops of these families.
 Op put(const Row& row);
