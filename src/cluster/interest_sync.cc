@@ -91,6 +91,32 @@ std::optional<uint64_t> parse_version(std::string_view text) {
   return v;
 }
 
+// How many listen on <c>:messages beyond the siomq nodes (ARGV: the messages channel, the node channels'
+// glob pattern, the channels of the nodes holding a lease). The leased nodes' channels answer in steady
+// state; only when more listen than those does the script count every node channel Redis has (O(channels)
+// on the server, so not each heartbeat): a node subscribes before it takes its lease, or may outlive it.
+constexpr const char* kReferenceListenersScript = R"lua(
+local on_messages = redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2]
+local leased = 0
+if #ARGV > 2 then
+  local counts = redis.call('PUBSUB', 'NUMSUB', unpack(ARGV, 3))
+  for i = 2, #counts, 2 do leased = leased + counts[i] end
+end
+if on_messages <= leased then return 0 end
+return math.max(0, on_messages - #redis.call('PUBSUB', 'CHANNELS', ARGV[2]))
+)lua";
+
+// `text` matched literally in a Redis glob pattern: its *, ?, [, ] and \ escaped.
+std::string glob_literal(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (char ch : text) {
+    if (ch == '*' || ch == '?' || ch == '[' || ch == ']' || ch == '\\') out.push_back('\\');
+    out.push_back(ch);
+  }
+  return out;
+}
+
 }  // namespace
 
 InterestSync::InterestSync(asio::io_context& io, const ClusterConfig& config, broker::InterestLedger* ledger, Command command)
@@ -107,6 +133,7 @@ InterestSync::InterestSync(asio::io_context& io, const ClusterConfig& config, br
   hash_key_ = relay_channel_ + ":interest";
   nodes_key_ = c + ":nodes";
   node_channel_prefix_ = c + ":node:";
+  node_channels_pattern_ = glob_literal(node_channel_prefix_) + "*";
 }
 
 void InterestSync::joined() {
@@ -255,21 +282,17 @@ void InterestSync::on_heartbeat(const Value& v) {
   count();
 }
 
-// Every siomq node listens on <c>:messages and on its own channel; more listeners on the first than on
-// all the second together are reference nodes (a crashed node still holding its lease listens on neither).
+// Every siomq node listens on <c>:messages and on its own channel, both taken in one SUBSCRIBE; those
+// listening on the first beyond the node channels listened on are reference nodes. Counting only the
+// channels of nodes holding a lease took a starting node (subscribed, its lease not yet taken) for a
+// reference node; the script counts every node channel then, in the same step (no SUBSCRIBE between).
 void InterestSync::count_reference_nodes() {
   if (config_.reference_relay != "auto") return;
-  std::vector<std::string> args{"PUBSUB", "NUMSUB", messages_channel_};
+  std::vector<std::string> args{"EVAL", kReferenceListenersScript, "0", messages_channel_, node_channels_pattern_};
   for (const auto& node : live_) args.push_back(node_channel_prefix_ + node);
   command_(std::move(args), [this, epoch = epoch_](Result<Value> r) {
-    if (epoch != epoch_ || !r || r->kind != Value::Kind::array || r->items.size() < 2) return;
-    long long on_messages = 0, siomq = 0;
-    for (size_t i = 0; i + 1 < r->items.size(); i += 2) {
-      long long n = r->items[i + 1].kind == Value::Kind::integer ? r->items[i + 1].integer : 0;
-      if (i == 0) on_messages = n;
-      else siomq += n;
-    }
-    if (on_messages > siomq) saw_reference();
+    if (epoch != epoch_ || !r || r->kind != Value::Kind::integer) return;
+    if (r->integer > 0) saw_reference();
   });
 }
 

@@ -105,6 +105,7 @@ class InterestSync {
   Command command_;
   boost::asio::steady_timer heartbeat_timer_;
   std::string relay_channel_, note_channel_, messages_channel_, hash_key_, nodes_key_, node_channel_prefix_;
+  std::string node_channels_pattern_;  // <c>:node:* as a glob, the prefix escaped
   std::chrono::milliseconds heartbeat_every_;
   uint64_t epoch_ = 0;  // bumped by joined() and lost(): answers of an older epoch are ignored
   bool up_ = false;

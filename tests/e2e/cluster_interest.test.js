@@ -136,6 +136,28 @@ test('a node killed with kill -9 loses its lease: the others drop it and its int
     await b2.stop();
   });
 
+// Regression (a CI run of e2e-tsan): a node subscribes to <c>:messages and its own channel before it takes its
+// lease; the others counted only the leased nodes' channels, took it for a reference node for a lease's time,
+// and sent everything to <c>:messages meanwhile.
+test('a node that listens but has not yet taken its lease is not taken for a reference node', { skip }, async (t) => {
+  const prefix = clusterPrefix(t, REDIS_URL);
+  const a = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-a', settings: SETTINGS });
+  const b = await startNode(t, { url: REDIS_URL, prefix, nodeId: 'node-b', settings: SETTINGS });
+  await waitFor(async () => (await clusterMetrics(a)).siomq_cluster_peers === 1, CROSS_MS, 'node A seeing node B');
+  // The starting node, frozen between its SUBSCRIBE and its lease.
+  const starting = await subscriber(REDIS_URL, [`${prefix}:messages`, `${prefix}:node:node-s`]);
+  t.after(() => starting.close());
+  // Three heartbeats each (a lease is four), every one of them counting the listeners.
+  await delay(3 * LEASE_MS * TIME_SCALE);
+  for (const n of [a, b]) assert.equal((await clusterMetrics(n)).siomq_cluster_reference_mode, 0);
+  // A listener on <c>:messages alone still is one.
+  const ref = await subscriber(REDIS_URL, [`${prefix}:messages`]);
+  t.after(() => ref.close());
+  await waitFor(async () => (await clusterMetrics(a)).siomq_cluster_reference_mode === 1, 3 * LEASE_MS * TIME_SCALE + 2000,
+    'node A noticing the reference node');
+  for (const n of [a, b]) await n.stop();
+});
+
 test('while a reference node listens on <c>:messages every message goes there (auto); "never" keeps to the nodes\' channels',
   { skip }, async (t) => {
     const prefix = clusterPrefix(t, REDIS_URL);
