@@ -205,6 +205,16 @@ relay_seeds = {
     "packet_bare": '["bare"]',
 }
 
+# ---- the one-pass JSON validator: JSON texts (packets' data arrays, and other roots) ----
+json_outline_seeds = {
+    "produce": '["PRODUCE",{"event":"placed","from":"shop","message":{"n":1,"s":"x\\"y"},"ttl":1000}]',
+    "subscribe": '["SUBSCRIBE",{"event":"e","producer":"p","consumer":"c","options":{"durable":true,'
+                 '"retry":{"max_attempts":3}}}]',
+    "ack_mixed": '["ACK",{"msgId":"msg-1"},2,[true,false,null],-1.5e-3,"\\ud834\\udd1e"]',
+    "object_root": '{"a":[1,{"b":"\\u00e9"}],"k\\"q":123456789012345678901234567890}',
+    "nested": '[[[[[]]]],{},[{}],"\\u0000"]',
+}
+
 if __name__ == "__main__":
     write("fuzz_engineio", engineio)
     write("fuzz_socketio", socketio)
@@ -213,5 +223,7 @@ if __name__ == "__main__":
     write("fuzz_auth", auth_seeds)
     write("fuzz_requests", requests_seeds)
     write("fuzz_relay", relay_seeds)
-    total = sum(len(s) for s in (engineio, socketio, websocket, http_seeds, auth_seeds, requests_seeds, relay_seeds))
+    write("fuzz_json_outline", json_outline_seeds)
+    total = sum(len(s) for s in (engineio, socketio, websocket, http_seeds, auth_seeds, requests_seeds, relay_seeds,
+                                 json_outline_seeds))
     print(f"wrote {total} seeds under {os.path.join(HERE, 'corpus')}")
