@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The one test command: installs what is needed, builds, and runs every suite —
-#   1. AddressSanitizer + UBSan build (clang-14): unit tests and the client library's tests against real
-#      servers (tests/client), the end-to-end tests, crash cycles and short libFuzzer runs;
-#   2. release build (the server, the CLI and the client package): crash cycles (tests/crash: kill -9 at
+#   1. release build (the server, the CLI and the client package): crash cycles (tests/crash: kill -9 at
 #      full speed, where an optimised server matters), the examples built against the installed client
 #      package (tests/examples/run.sh);
+#   2. AddressSanitizer + UBSan build (clang-14): unit tests and the client library's tests against real
+#      servers (tests/client), the end-to-end tests, crash cycles and short libFuzzer runs;
 #   3. ThreadSanitizer build (clang-14): the concurrency end-to-end tests and the client library's tests.
 # Each suite runs once, in the build where it checks the most: the end-to-end and unit suites under ASan
 # (the unit tests two at a time; each is a process of its own), not again in the release build — the
@@ -12,10 +12,6 @@
 # run on a cold machine, so the test builds are unity builds and carry less debug information than a
 # developer's build: line tables (stack traces and sanitizer reports keep file:line), and -O1 for the
 # sanitizer builds.
-# The release and TSan builds compile in the background, at idle priority (SCHED_IDLE: any test process
-# that wants a core takes it at once), while the ASan suites run: the end-to-end suite waits on sockets and
-# timers for about half of its time, and those idle cores compiled nothing before. Their steps' times are
-# from the build's start, with the wait for it.
 # A private redis-server (a free port from 6390, in a temporary directory) serves the redis store's
 # tests: SIOMQ_TEST_REDIS_URL names it for the unit, end-to-end and crash tests; it is stopped on exit.
 # Any sanitizer report fails the run. Ends with one line "tests: N passed, M failed".
@@ -30,11 +26,8 @@ failed=0
 failed_steps=()
 logdir=$(mktemp -d /tmp/siomq-test.XXXXXX)
 redis_dir=""
-declare -A background_pids background_starts  # start_background's jobs, by name
 
 cleanup() {
-  local pid
-  for pid in "${background_pids[@]}"; do kill -- "-$pid" 2>/dev/null; done
   if [[ -n "$redis_dir" && -f "$redis_dir/redis.pid" ]]; then
     kill "$(cat "$redis_dir/redis.pid")" 2>/dev/null
     for _ in $(seq 50); do [[ -f "$redis_dir/redis.pid" ]] || break; sleep 0.1; done
@@ -89,28 +82,6 @@ run_step() {
   echo "=== $name: exit $rc, $p passed, $f failed, $((SECONDS - start)) s"
 }
 
-# start_background NAME COMMAND...: runs COMMAND at idle priority, its output kept for finish_background.
-start_background() {
-  local name=$1
-  shift
-  echo "=== $name: started in the background"
-  background_starts[$name]=$SECONDS
-  setsid chrt --idle 0 "$@" > "$logdir/$name.log" 2>&1 &  # its own process group, for cleanup
-  background_pids[$name]=$!
-}
-
-# finish_background NAME: waits for it, prints its output, counts it as one step (like run_step's "one").
-finish_background() {
-  local name=$1
-  echo "=== $name"
-  local waited=$SECONDS
-  wait "${background_pids[$name]}"
-  local rc=$?
-  cat "$logdir/$name.log"
-  if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failed_steps+=("$name"); fi
-  echo "=== $name: exit $rc, $((SECONDS - background_starts[$name])) s (waited $((SECONDS - waited)) s)"
-}
-
 configure() {  # configure DIR [cmake args...]
   local dir=$1
   shift
@@ -154,26 +125,24 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
 
+# 1. Release build.
 # Unity builds (16 sources a translation unit): each build here starts cold, and the heavy headers are then
 # compiled once a batch, not once a file (README, "Building by hand").
 unity=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 release_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "${unity[@]}")
 sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
                  -DCMAKE_CXX_COMPILER=clang++-14 "${unity[@]}")
+run_step build-release one bash -c "$(declare -f configure); configure build-test $(printf '%q ' "${release_flags[@]}") \
+  -DSIOMQ_TESTS=OFF && cmake --build build-test"
+# The client package as users get it: installed, examples/ built against it and run against real servers.
+run_step examples examples bash tests/examples/run.sh build-test
+# kill -9 while producers publish with confirms; every confirmed message must come back (tests/crash/README.md).
+run_step crash-file one env SIOMQ_SERVER="$root/build-test/src/siomq-server" node tests/crash/crash_cycles.js 20 --storage file
+run_step crash-redis one env SIOMQ_SERVER="$root/build-test/src/siomq-server" node tests/crash/crash_cycles.js 5 --storage redis
 
-# 1. AddressSanitizer + UndefinedBehaviorSanitizer, with the fuzz targets: in the foreground, on both cores.
+# 2. AddressSanitizer + UndefinedBehaviorSanitizer, with the fuzz targets.
 run_step build-asan one bash -c "$(declare -f configure); configure build-asan $(printf '%q ' "${sanitizer_flags[@]}") \
   -DSIOMQ_SANITIZE=address,undefined -DSIOMQ_FUZZ=ON -DSIOMQ_FUZZ_SECONDS=12 && cmake --build build-asan"
-
-rm -f build-test/.built  # written by the background build once the release build is done
-# 2 and 3 build from here on, one after the other, on the cores the tests leave idle. The TSan build makes only
-# the server and the client tests (not the CLI nor the unit tests).
-start_background builds-in-background bash -c "$(declare -f configure); \
-  configure build-test $(printf '%q ' "${release_flags[@]}") -DSIOMQ_TESTS=OFF && cmake --build build-test && \
-  echo \"=== release build: done after \$SECONDS s\" && touch build-test/.built && \
-  configure build-tsan $(printf '%q ' "${sanitizer_flags[@]}") -DSIOMQ_SANITIZE=thread && \
-  cmake --build build-tsan --target siomq-server siomq_client_tests && echo \"=== TSan build: done after \$SECONDS s\""
-
 run_step unit-asan ctest ctest --test-dir build-asan --output-on-failure -LE fuzz -j2
 # The console's browser test leaves a screenshot of each page in build-asan/console-shots (CI artifacts).
 run_step e2e-asan node env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 \
@@ -184,18 +153,10 @@ run_step crash-asan one env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIO
 # see tests/fuzz/README.md.
 run_step fuzz ctest ctest --test-dir build-asan --output-on-failure -L fuzz -j2
 
-# 2. Release build: waited for here (it is built before the TSan one, which the steps below wait for after).
-run_step build-release one bash -c "while ! [ -e build-test/.built ] && kill -0 ${background_pids[builds-in-background]} 2>/dev/null; \
-  do sleep 1; done; [ -e build-test/.built ]"
-# The client package as users get it: installed, examples/ built against it and run against real servers.
-run_step examples examples bash tests/examples/run.sh build-test
-# kill -9 while producers publish with confirms; every confirmed message must come back (tests/crash/README.md).
-run_step crash-file one env SIOMQ_SERVER="$root/build-test/src/siomq-server" node tests/crash/crash_cycles.js 20 --storage file
-run_step crash-redis one env SIOMQ_SERVER="$root/build-test/src/siomq-server" node tests/crash/crash_cycles.js 5 --storage redis
-
 # 3. ThreadSanitizer: the tests where several worker threads share state, and the client library, whose calls
-# come from any thread.
-finish_background builds-in-background
+# come from any thread (the server and the client tests are built, not the CLI nor the unit tests).
+run_step build-tsan one bash -c "$(declare -f configure); configure build-tsan $(printf '%q ' "${sanitizer_flags[@]}") \
+  -DSIOMQ_SANITIZE=thread && cmake --build build-tsan --target siomq-server siomq_client_tests"
 # (The CLI a test drives — cluster_bus.test.js's C++ client — is the release build's: the server is under test.)
 run_step e2e-tsan node env SIOMQ_SERVER="$root/build-tsan/src/siomq-server" SIOMQ_CLI="$root/build-test/src/siomq" \
   SIOMQ_SANITIZED=1 bash tests/e2e/run.sh --concurrency
