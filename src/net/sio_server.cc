@@ -10,6 +10,7 @@
 #include "net/engine_session.h"
 #include "net/http_request.h"
 #include "net/worker_pool.h"
+#include "wire/json_outline.h"
 #include "wire/log_text.h"
 
 namespace siomq::net {
@@ -126,11 +127,14 @@ void SioConnection::on_open() {
   if (session_.protocol() == 3) connect("/", {});
 }
 
-bool SioConnection::on_text(std::string_view text) { return decoded(decoder_.feed_text(text)); }
+bool SioConnection::on_text(std::string_view text) {
+  json::Outline outline;  // read by the handler, which runs before this returns
+  return decoded(decoder_.feed_text(text, &outline), &outline);
+}
 
 bool SioConnection::on_binary(std::string bytes) { return decoded(decoder_.feed_binary(std::move(bytes))); }
 
-bool SioConnection::decoded(Result<std::optional<sio::Packet>> r) {
+bool SioConnection::decoded(Result<std::optional<sio::Packet>> r, const json::Outline* outline) {
   if (!r) {
     spdlog::info("session {} ({}): bad Socket.IO packet: {}", session_.sid(), session_.remote_address(),
                  r.error().message);
@@ -143,7 +147,7 @@ bool SioConnection::decoded(Result<std::optional<sio::Packet>> r) {
     return true;
   }
   waiting_ = false;
-  return handle(std::move(**r));
+  return handle(std::move(**r), outline);
 }
 
 Socket* SioConnection::find(std::string_view nsp) {
@@ -197,7 +201,7 @@ void SioConnection::connect(const std::string& nsp, std::string_view auth) {
   send(text_frame(std::move(text)));
 }
 
-bool SioConnection::handle(sio::Packet&& packet) {
+bool SioConnection::handle(sio::Packet&& packet, const json::Outline* outline) {
   using sio::PacketType;
   if (packet.type == PacketType::kConnect) {
     if (session_.protocol() == 3) {
@@ -223,7 +227,7 @@ bool SioConnection::handle(sio::Packet&& packet) {
     case PacketType::kEvent:
     case PacketType::kBinaryEvent: {
       const Namespace* ns = server_.find_namespace(packet.nsp);
-      Message msg{packet.event, packet.data, packet.attachments, packet.id};
+      Message msg{packet.event, packet.data, packet.attachments, packet.id, outline};
       auto it = ns->handlers.find(packet.event);
       const auto* handler = it != ns->handlers.end() ? &it->second : ns->on_other ? &ns->on_other : nullptr;
       if (!handler) return true;

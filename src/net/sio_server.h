@@ -96,8 +96,9 @@ class SioConnection : public SessionHandler {
   void remove(Socket& socket, std::string_view reason);
 
  private:
-  bool decoded(Result<std::optional<sio::Packet>> r);
-  bool handle(sio::Packet&& packet);
+  // (`outline`: what the decoder's one pass noted of the packet's JSON, or null.)
+  bool decoded(Result<std::optional<sio::Packet>> r, const json::Outline* outline = nullptr);
+  bool handle(sio::Packet&& packet, const json::Outline* outline);
   void connect(const std::string& nsp, std::string_view auth);
   Socket* find(std::string_view nsp);
 

@@ -12,6 +12,10 @@
 
 #include "net/out_frame.h"
 
+namespace siomq::json {
+class Outline;
+}
+
 namespace siomq::net {
 
 class EngineSession;
@@ -19,12 +23,14 @@ class SioConnection;
 class SioServer;
 
 // An event as a handler sees it. `json` is the packet's whole data array, event name first, as the
-// client sent it; placeholders in it refer to `attachments`.
+// client sent it; placeholders in it refer to `attachments`. `outline`, when not null, is where the
+// decoder's one pass found the array's elements and their members (read against `json`).
 struct Message {
   std::string_view event;
   std::string_view json;
   std::span<const std::string> attachments;
   std::optional<uint64_t> ack_id;
+  const json::Outline* outline = nullptr;
 };
 
 class Socket : public std::enable_shared_from_this<Socket> {

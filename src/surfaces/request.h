@@ -9,6 +9,10 @@
 #include <string>
 #include <string_view>
 
+namespace siomq::json {
+class Outline;
+}
+
 namespace siomq::surfaces {
 
 struct Request {
@@ -18,6 +22,9 @@ struct Request {
   // Binary attachments the placeholders in `args` refer to.
   std::span<const std::string> attachments;
   bool wants_ack = false;
+  // Where the transport's validating pass found the elements of `args` and their members, or null: a
+  // reader takes them from here instead of scanning again (wire/json_outline.h).
+  const ::siomq::json::Outline* outline = nullptr;
 };
 
 }  // namespace siomq::surfaces

@@ -3,7 +3,7 @@
 namespace siomq::surfaces {
 
 Request request_of(const net::Message& msg) {
-  return Request{msg.event, msg.json, msg.attachments, msg.ack_id.has_value()};
+  return Request{msg.event, msg.json, msg.attachments, msg.ack_id.has_value(), msg.outline};
 }
 
 void SocketReply::ack(std::string_view json_array) {

@@ -114,15 +114,17 @@ Error invalid() { return make_error("invalid JSON"); }
 
 }  // namespace
 
-std::string_view Outline::element(size_t i) const {
-  if (i >= count_ || i >= kElements) return {};
-  return {text_ + elements_[i].begin, elements_[i].end - elements_[i].begin};
+std::string_view Outline::element(std::string_view text, size_t i) const {
+  if (i >= count_ || i >= kElements || !describes(text)) return {};
+  return text.substr(elements_[i].begin, elements_[i].end - elements_[i].begin);
 }
 
-std::optional<std::span<const Outline::Member>> Outline::members_of(std::string_view object) const {
+std::optional<std::span<const Outline::Member>> Outline::members_of(std::string_view text, std::string_view object) const {
+  if (!describes(text) || object.data() < text.data() || object.data() > text.data() + text.size()) return std::nullopt;
+  const auto at = static_cast<size_t>(object.data() - text.data());
   for (size_t i = 0; i < count_ && i < kElements; ++i) {
     const Element& e = elements_[i];
-    if (text_ + e.begin != object.data() || e.end - e.begin != object.size()) continue;
+    if (e.begin != at || e.end - e.begin != object.size()) continue;
     if (!e.object || !e.complete) return std::nullopt;
     return std::span<const Member>(members_.data() + e.first_member, e.members);
   }
@@ -135,9 +137,9 @@ std::optional<std::span<const Outline::Member>> Outline::members_of(std::string_
 Status validate(std::string_view s, Outline* outline) {
   if (!simdjson::validate_utf8(s.data(), s.size())) return make_error("JSON text is not valid UTF-8");
   if (outline) {
-    *outline = Outline();
-    outline->text_ = s.data();
+    outline->clear();
     if (s.size() >= std::numeric_limits<uint32_t>::max()) outline = nullptr;
+    else outline->size_ = s.size();
   }
   enum class Kind : uint8_t { array, object };
   std::array<Kind, js::kMaxDepth> open;
@@ -156,9 +158,10 @@ Status validate(std::string_view s, Outline* outline) {
         if (depth >= js::kMaxDepth) return make_error("JSON nested more than 1024 deep");
         if (outline && depth == 1 && outline->root_array_ && outline->count_ < Outline::kElements) {
           element = &outline->elements_[outline->count_];
+          *element = Outline::Element{};
           element->begin = static_cast<uint32_t>(i);
         }
-        if (member && depth == 2) member->value = s.substr(i, 0);  // its end is noted when it ends
+        if (member && depth == 2) member->value_begin = static_cast<uint32_t>(i);  // its end when it ends
         const char c = s[i];
         if (c == '[' || c == '{') {
           if (depth == 0 && outline) outline->root_array_ = c == '[';
@@ -198,7 +201,8 @@ Status validate(std::string_view s, Outline* outline) {
         if (depth == 2 && element && element->object && element->complete) {
           if (outline->used_members_ < Outline::kMembers) {
             member = &outline->members_[outline->used_members_++];
-            member->key = s.substr(begin, i - begin);
+            member->key_begin = static_cast<uint32_t>(begin);
+            member->key_end = static_cast<uint32_t>(i);
             member->key_escaped = escaped;
             ++element->members;
           } else {
@@ -214,8 +218,7 @@ Status validate(std::string_view s, Outline* outline) {
       case Next::ended: {
         // The value that ends at i: a noted member's, or a noted element's.
         if (depth == 2 && member) {
-          const char* begin = member->value.data();
-          member->value = std::string_view(begin, static_cast<size_t>(s.data() + i - begin));
+          member->value_end = static_cast<uint32_t>(i);
           member = nullptr;
         } else if (depth == 1 && outline && outline->root_array_) {
           if (element) element->end = static_cast<uint32_t>(i);
@@ -225,6 +228,7 @@ Status validate(std::string_view s, Outline* outline) {
         i = skip_space(s, i);
         if (depth == 0) {
           if (i != s.size()) return invalid();
+          if (outline) outline->outlined_ = true;
           return Ok{};
         }
         if (i >= s.size()) return invalid();

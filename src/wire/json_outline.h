@@ -8,11 +8,11 @@
 // JSON.parse takes any magnitude, and so does js::validate (it tames what simdjson's 64 bits cannot hold).
 //
 // What it notes, in an Outline the caller owns: whether the root is an array; its first kElements
-// elements (as offsets in the text); and for those that are objects, their members (raw key and raw
-// value), kMembers at most in all. An element with more members than fit is marked as not outlined, and
-// its readers scan it themselves (json_spans). The Outline keeps the address of the text it describes: a
-// view is matched to a noted element by its address, so a view into any other text (a payload sent as a
-// JSON string and unescaped elsewhere) is never taken for one. The text must outlive the Outline's use.
+// elements; and for those that are objects, their members (raw key and raw value), kMembers at most in all.
+// An element with more members than fit is marked as not outlined, and its readers scan it themselves
+// (json_spans). Notes are offsets, read against the text they were taken from (or a copy of it: a packet's
+// text moves from the decoder to its handler), which the reader passes back; a text of another size is
+// not the outlined one and reads as nothing noted. No pointer into the text is kept.
 #pragma once
 
 #include <array>
@@ -31,38 +31,50 @@ class Outline {
   static constexpr size_t kElements = 8;
   static constexpr size_t kMembers = 32;
 
+  // (No default values: a member is written whole when it is noted, and an Outline is made per packet.)
   struct Member {
-    std::string_view key;    // the raw key, quotes included
-    std::string_view value;  // the raw value
-    bool key_escaped = false;  // the key holds a backslash escape: unescape it before comparing
+    uint32_t key_begin, key_end;      // the raw key, quotes included
+    uint32_t value_begin, value_end;  // the raw value
+    bool key_escaped;  // the key holds a backslash escape: unescape it before comparing
+    std::string_view key(std::string_view text) const { return text.substr(key_begin, key_end - key_begin); }
+    std::string_view value(std::string_view text) const { return text.substr(value_begin, value_end - value_begin); }
   };
 
+  // Makes it describe nothing (cheap: the notes themselves are written before they are read).
+  void clear() {
+    size_ = count_ = used_members_ = 0;
+    outlined_ = root_array_ = false;
+  }
+  // Whether `text` is (a copy of) the outlined text: at least its size matches.
+  bool describes(std::string_view text) const { return text.size() == size_ && outlined_; }
   // Whether the text's root value is an array, and how many elements it has (all of them, noted or not).
   bool root_is_array() const { return root_array_; }
   size_t size() const { return count_; }
-  // Element `i` of the root array, raw; empty when i >= min(size(), kElements).
-  std::string_view element(size_t i) const;
-  // The members of `object` when it is a noted element of the outlined text and all its members were
-  // noted; nullopt otherwise (read it with json_spans then).
-  std::optional<std::span<const Member>> members_of(std::string_view object) const;
+  // Element `i` of the root array, raw, in `text`; empty when i >= min(size(), kElements) or `text` is
+  // not the outlined one.
+  std::string_view element(std::string_view text, size_t i) const;
+  // The members of `object` when it is a noted element of `text` (a view into it, as element() gives)
+  // and all its members were noted; nullopt otherwise (read it with json_spans then).
+  std::optional<std::span<const Member>> members_of(std::string_view text, std::string_view object) const;
 
  private:
   friend Status validate(std::string_view json, Outline* outline);
-  struct Element {
-    uint32_t begin = 0, end = 0;
-    uint16_t first_member = 0, members = 0;
-    bool object = false, complete = false;
+  struct Element {  // value-initialised (Element{}) when its element starts
+    uint32_t begin, end;
+    uint16_t first_member, members;
+    bool object, complete;
   };
-  const char* text_ = nullptr;
+  size_t size_ = 0;  // the outlined text's
+  bool outlined_ = false;
   bool root_array_ = false;
   size_t count_ = 0;
   size_t used_members_ = 0;
-  std::array<Element, kElements> elements_{};
-  std::array<Member, kMembers> members_{};
+  std::array<Element, kElements> elements_;
+  std::array<Member, kMembers> members_;
 };
 
 // Validates `json` as described above; when `outline` is given, fills it (only texts below 4 GiB are
-// outlined; a longer one is validated and left with size() 0).
+// outlined; a longer one is validated and describes nothing).
 Status validate(std::string_view json, Outline* outline = nullptr);
 
 }  // namespace siomq::json

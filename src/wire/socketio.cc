@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "wire/js_json.h"
+#include "wire/json_outline.h"
+#include "wire/json_spans.h"
 
 namespace siomq::sio {
 namespace {
@@ -148,6 +150,23 @@ static Status validate_packet(const Packet& p, std::string* event) {
 
 Status validate(const Packet& p) { return validate_packet(p, nullptr); }
 
+// A text EVENT packet checked as validate_packet checks one, in json::validate's single pass, which notes
+// its elements in `outline` for the handler; the event name is read from the noted first element.
+static Status validate_event(Packet& p, json::Outline& outline) {
+  if (p.data.empty()) return make_error("missing payload");
+  if (!json::validate(p.data, &outline)) return make_error("invalid payload");
+  std::string_view first = outline.element(p.data, 0);
+  if (!outline.root_is_array() || first.empty() || first.front() != '"') return make_error("invalid payload");
+  if (first.find('\\') == std::string_view::npos) {
+    p.event.assign(first.substr(1, first.size() - 2));
+  } else {
+    auto name = json_spans::unescape(first);
+    if (!name) return make_error("invalid payload");
+    p.event = std::move(*name);
+  }
+  return Ok{};
+}
+
 std::string event_name(const Packet& p) {
   std::string tamed;
   auto doc = js::parse(thread_parser(), p.data, tamed);
@@ -158,7 +177,8 @@ std::string event_name(const Packet& p) {
   return s.error() ? std::string() : std::string(s.value_unsafe());
 }
 
-Result<std::optional<Packet>> Decoder::feed_text(std::string_view text) {
+Result<std::optional<Packet>> Decoder::feed_text(std::string_view text, json::Outline* outline) {
+  if (outline) outline->clear();
   if (pending_) return make_error("text packet while attachments were expected");
   auto p = decode_text(text);
   if (!p) return p.error();
@@ -170,7 +190,7 @@ Result<std::optional<Packet>> Decoder::feed_text(std::string_view text) {
     pending_ = std::make_unique<Packet>(std::move(*p));
     return std::optional<Packet>{};
   }
-  auto st = validate_packet(*p, &p->event);
+  auto st = outline && p->type == PacketType::kEvent ? validate_event(*p, *outline) : validate_packet(*p, &p->event);
   if (!st) return st.error();
   return std::optional<Packet>{std::move(*p)};
 }

@@ -15,6 +15,10 @@
 
 #include "wire/result.h"
 
+namespace siomq::json {
+class Outline;
+}
+
 namespace siomq::sio {
 
 enum class PacketType : uint8_t {
@@ -67,7 +71,9 @@ class Decoder {
  public:
   explicit Decoder(size_t max_packet_bytes = SIZE_MAX) : max_bytes_(max_packet_bytes) {}
   // Returns a complete, validated packet, nullopt while attachments are still expected, or an error.
-  Result<std::optional<Packet>> feed_text(std::string_view text);
+  // Given an `outline`, a text EVENT packet is validated in one pass that notes its elements there (read
+  // them against the packet's `data`); any other packet leaves it describing nothing.
+  Result<std::optional<Packet>> feed_text(std::string_view text, json::Outline* outline = nullptr);
   Result<std::optional<Packet>> feed_binary(std::string bytes);
   bool awaiting_attachments() const { return pending_ != nullptr; }
 

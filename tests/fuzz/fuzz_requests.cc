@@ -19,6 +19,7 @@
 #include "surfaces/tyo_mq/requests.h"
 #include "wire/durations.h"
 #include "wire/js_json.h"
+#include "wire/json_outline.h"
 #include "wire/socketio.h"
 
 namespace {
@@ -58,6 +59,43 @@ void parse_all(std::string_view object) {
   }
 }
 
+// A PRODUCE read with the members the packet's one pass noted (json::Outline) reads exactly as one
+// read by scanning: the same object, the same answer, the same fields.
+void check_outlined(const std::string& args) {
+  json::Outline outline;
+  check(json::validate(args, &outline).ok());
+  std::string storage, scanned_storage;
+  auto object = surfaces::request_object(args, storage, &outline);
+  auto scanned_object = surfaces::request_object(args, scanned_storage);
+  check(object.ok() == scanned_object.ok());
+  if (!object) return;
+  check(*object == *scanned_object);
+  auto p = surfaces::parse_produce(*object, {args, &outline});
+  auto q = surfaces::parse_produce(*scanned_object);
+  check(p.ok() == q.ok());
+  if (!p) {
+    check(p.error().message == q.error().message);
+    return;
+  }
+  check(p->event == q->event && p->message == q->message && p->from == q->from && p->id == q->id);
+  check(p->guaranteed == q->guaranteed && p->ttl == q->ttl && p->lifespan == q->lifespan);
+  check(p->broadcast == q->broadcast && p->broadcast_scope == q->broadcast_scope && p->group == q->group);
+  check(p->to == q->to && p->enc == q->enc && p->content_type == q->content_type);
+}
+
+// The same for an ACK.
+void check_outlined_ack(const std::string& args) {
+  json::Outline outline;
+  check(json::validate(args, &outline).ok());
+  std::string storage;
+  auto object = surfaces::request_object(args, storage, &outline);
+  if (!object) return;
+  auto a = surfaces::parse_ack(*object, {args, &outline});
+  auto b = surfaces::parse_ack(*object);
+  check(a.ok() == b.ok());
+  if (a) check(*a == *b);
+}
+
 // Both routes of one request object: `["E",<object>]` and `["E","<object as a string>"]`.
 void as_request(std::string_view input) {
   std::string storage;
@@ -65,6 +103,8 @@ void as_request(std::string_view input) {
     std::string args = "[\"PRODUCE\",";
     args.append(input).push_back(']');
     if (auto object = surfaces::request_object(args, storage)) parse_all(*object);
+    check_outlined(args);
+    check_outlined_ack(args);
   }
   std::string args = "[\"PRODUCE\",";
   sio::append_json_string(args, input);

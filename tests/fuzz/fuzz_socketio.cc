@@ -5,7 +5,10 @@
 // next n parts as binary attachments, and any further parts as text again, so the decoder's state
 // machine sees out-of-order messages too. Every packet the Decoder returns must be internally consistent,
 // survive encode_text/decode_text, and its JSON must normalise (js::normalize) to a fixed point.
-// (Numbers beyond 64 bits are taken as JSON.parse takes them: see js::tame_numbers.)
+// (Numbers beyond 64 bits are taken as JSON.parse takes them: see js::tame_numbers.) A second Decoder is
+// fed the same parts with an Outline, as the server feeds it (a text EVENT is then checked by the one pass
+// of wire/json_outline): both must agree on every answer, and the outline must find the elements the
+// scanners find.
 #include <simdjson.h>
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "wire/js_json.h"
+#include "wire/json_outline.h"
 #include "wire/json_spans.h"
 #include "wire/socketio.h"
 
@@ -103,20 +107,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto direct = decode_text(parts[0]);
   if (direct.ok()) check(direct->attachment_count <= kMaxAttachments);
 
-  Decoder decoder;
+  Decoder decoder, outlining;
+  siomq::json::Outline outline;
   for (size_t i = 0; i < parts.size(); ++i) {
     const bool binary = i >= 1 && i <= attachments;
     const bool was_waiting = decoder.awaiting_attachments();
     auto r = binary ? decoder.feed_binary(std::string(parts[i])) : decoder.feed_text(parts[i]);
+    auto o = binary ? outlining.feed_binary(std::string(parts[i])) : outlining.feed_text(parts[i], &outline);
+    check(r.ok() == o.ok());
     if (!r.ok()) {
       if (binary && !was_waiting) check(!decoder.awaiting_attachments());
       if (!binary && was_waiting) check(decoder.awaiting_attachments());
       decoder = Decoder();  // a connection is closed on the first error
+      outlining = Decoder();
       continue;
     }
     check(!(r->has_value() && decoder.awaiting_attachments()));
-    if (r->has_value()) check_packet(**r);
-    else check(decoder.awaiting_attachments());
+    check(r->has_value() == o->has_value());
+    if (r->has_value()) {
+      check_packet(**r);
+      const Packet& p = **o;
+      check(p.type == (**r).type && p.data == (**r).data && p.event == (**r).event && p.id == (**r).id);
+      // An outlined EVENT's notes are the elements the scanner finds (read against the moved packet's data).
+      if (!binary && p.type == PacketType::kEvent) {
+        check(outline.describes(p.data) && outline.root_is_array());
+        auto elements = siomq::json_spans::array_elements(p.data);
+        check(elements.ok() && elements->size() == outline.size());
+        for (size_t k = 0; k < elements->size() && k < siomq::json::Outline::kElements; ++k)
+          check(outline.element(p.data, k) == (*elements)[k]);
+      } else if (!binary) {
+        check(!outline.describes(p.data));
+      }
+    } else {
+      check(decoder.awaiting_attachments());
+    }
   }
   return 0;
 }

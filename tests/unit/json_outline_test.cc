@@ -64,26 +64,36 @@ TEST(JsonOutline, NotesTheRootArraysElementsAndTheirMembers) {
   ASSERT_EQ(o.size(), 4u);
   auto elements = json_spans::array_elements(text);
   ASSERT_TRUE(elements.ok());
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(o.element(i), (*elements)[i]);
-  EXPECT_EQ(o.element(4), "");
-  auto members = o.members_of(o.element(1));
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(o.element(text, i), (*elements)[i]);
+  EXPECT_EQ(o.element(text, 4), "");
+  auto members = o.members_of(text, o.element(text, 1));
   ASSERT_TRUE(members.has_value());
-  auto scanned = json_spans::object_members(o.element(1));
+  auto scanned = json_spans::object_members(o.element(text, 1));
   ASSERT_TRUE(scanned.ok());
   ASSERT_EQ(members->size(), scanned->size());
-  EXPECT_EQ((*members)[0].key, "\"event\"");
-  EXPECT_EQ((*members)[0].value, "\"e\"");
-  EXPECT_EQ((*members)[1].value, R"({"a":[1,"}"]})");
+  EXPECT_EQ((*members)[0].key(text), "\"event\"");
+  EXPECT_EQ((*members)[0].value(text), "\"e\"");
+  EXPECT_EQ((*members)[1].value(text), R"({"a":[1,"}"]})");
   EXPECT_FALSE((*members)[1].key_escaped);
-  EXPECT_EQ((*members)[2].key, R"("k\"q")");
+  EXPECT_EQ((*members)[2].key(text), R"("k\"q")");
   EXPECT_TRUE((*members)[2].key_escaped);
-  EXPECT_EQ((*members)[2].value, "null");
+  EXPECT_EQ((*members)[2].value(text), "null");
   // Not objects, or not elements of this text: nothing noted.
-  EXPECT_FALSE(o.members_of(o.element(0)).has_value());
-  EXPECT_FALSE(o.members_of(o.element(2)).has_value());
-  const std::string copy(o.element(1));
-  EXPECT_FALSE(o.members_of(copy).has_value());
-  EXPECT_FALSE(o.members_of(o.element(1).substr(1)).has_value());
+  EXPECT_FALSE(o.members_of(text, o.element(text, 0)).has_value());
+  EXPECT_FALSE(o.members_of(text, o.element(text, 2)).has_value());
+  const std::string element_copy(o.element(text, 1));
+  EXPECT_FALSE(o.members_of(text, element_copy).has_value());
+  EXPECT_FALSE(o.members_of(text, o.element(text, 1).substr(1)).has_value());
+  // A copy of the text reads the same (a packet's text moves to its handler); another text reads nothing.
+  const std::string copy = text;
+  EXPECT_EQ(o.element(copy, 1), o.element(text, 1));
+  EXPECT_EQ(o.element(copy, 1).data(), copy.data() + (o.element(text, 1).data() - text.data()));
+  EXPECT_TRUE(o.members_of(copy, o.element(copy, 1)).has_value());
+  EXPECT_EQ(o.element(text + " ", 1), "");
+  EXPECT_FALSE(o.members_of(text + " ", o.element(text, 1)).has_value());
+  // A text that failed leaves an outline that describes nothing.
+  EXPECT_FALSE(validate(text + "x", &o).ok());
+  EXPECT_EQ(o.element(text + "x", 1), "");
 }
 
 TEST(JsonOutline, ElementsAndMembersBeyondWhatItKeepsAreLeftToTheReaders) {
@@ -93,16 +103,16 @@ TEST(JsonOutline, ElementsAndMembersBeyondWhatItKeepsAreLeftToTheReaders) {
   Outline o;
   ASSERT_TRUE(validate(text, &o).ok());
   EXPECT_EQ(o.size(), Outline::kElements + 3);
-  EXPECT_EQ(o.element(Outline::kElements - 1), "{\"a\":1}");
-  EXPECT_EQ(o.element(Outline::kElements), "");
+  EXPECT_EQ(o.element(text, Outline::kElements - 1), "{\"a\":1}");
+  EXPECT_EQ(o.element(text, Outline::kElements), "");
 
   std::string many = "[\"E\",{";
   for (size_t i = 0; i <= Outline::kMembers; ++i) many += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
   many += "},{\"after\":true}]";
   ASSERT_TRUE(validate(many, &o).ok());
-  EXPECT_FALSE(o.members_of(o.element(1)).has_value());
-  EXPECT_FALSE(o.members_of(o.element(2)).has_value());  // the pool was used up by element 1
-  EXPECT_EQ(o.element(2), "{\"after\":true}");
+  EXPECT_FALSE(o.members_of(many, o.element(many, 1)).has_value());
+  EXPECT_FALSE(o.members_of(many, o.element(many, 2)).has_value());  // the pool was used up by element 1
+  EXPECT_EQ(o.element(many, 2), "{\"after\":true}");
 }
 
 TEST(JsonOutline, ARootThatIsNoArrayHasNoElements) {

@@ -39,13 +39,13 @@ TEST(TyoMqAnswers, TheBareStringErrorIsSentAsAJsonString) {
 TEST(TyoMqAnswers, TheRequestObjectOrTheErrorNamingTheEvent) {
   std::string storage;
   RecordingReply ok(true);
-  auto object = request_object_or_error(Request{"PRODUCE", R"(["PRODUCE",{"a":1}])", {}, true}, ok, storage);
+  auto object = request_object_or_error(Request{"PRODUCE", R"(["PRODUCE",{"a":1}])", {}, true, nullptr}, ok, storage);
   ASSERT_TRUE(object);
   EXPECT_EQ(json::parse(*object), json::parse(R"({"a":1})"));
   EXPECT_TRUE(ok.record().events.empty());
 
   RecordingReply refused(true);
-  EXPECT_FALSE(request_object_or_error(Request{"PRODUCE", R"(["PRODUCE"])", {}, true}, refused, storage));
+  EXPECT_FALSE(request_object_or_error(Request{"PRODUCE", R"(["PRODUCE"])", {}, true, nullptr}, refused, storage));
   ASSERT_EQ(refused.record().events.size(), 1u);
   EXPECT_EQ(refused.record().events[0].first, "ERROR");
   EXPECT_NE(refused.record().events[0].second.find("PRODUCE: "), std::string::npos);

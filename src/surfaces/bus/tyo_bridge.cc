@@ -136,7 +136,7 @@ void bridge_to_tyo(BusContext& ctx, const std::string& realm, const broker::BusM
   session->grant = auth::Grant{realm, "producer", false};
   session->from_bus = true;
   NoReply reply;
-  on_produce(*ctx.tyo, *session, Request{"PRODUCE", body, {}, false}, reply);
+  on_produce(*ctx.tyo, *session, Request{"PRODUCE", body, {}, false, nullptr}, reply);
 }
 
 }  // namespace siomq::surfaces::bus

@@ -26,7 +26,7 @@ void reply_error(Reply& reply, const Error& error) {
 }
 
 std::optional<std::string_view> request_object_or_error(const Request& request, Reply& reply, std::string& storage) {
-  auto r = request_object(request.args, storage);
+  auto r = request_object(request.args, storage, request.outline);
   if (!r) {
     reply_error(reply, Error{r.error().code, std::string(request.event) + ": " + r.error().message});
     return std::nullopt;

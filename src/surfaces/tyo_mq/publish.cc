@@ -212,8 +212,8 @@ std::vector<broker::QueueCopy> send_live(const ProduceRequest& p, const std::str
 // PRODUCE (§3.5) of a request object; `attachments` are the packet's binary attachments. Each routed
 // copy is sent live or stored, as §5.1's table says.
 void produce(Context& ctx, const auth::Snapshot& snap, Session& session, Reply& reply, std::string_view object,
-             const std::vector<std::string>& attachments) {
-  auto p = parse_produce(object);
+             const std::vector<std::string>& attachments, Outlined outlined = {}) {
+  auto p = parse_produce(object, outlined);
   if (!p) return reply_error(reply, p.error());
   const std::string realm = session.realm();
   http::process_metrics().produced(realm, p->event);
@@ -339,7 +339,8 @@ void on_produce(Context& ctx, Session& session, const Request& request, Reply& r
   std::string storage;
   auto object = request_object_or_error(request, reply, storage);
   if (!object) return;
-  produce(ctx, snap, session, reply, *object, {request.attachments.begin(), request.attachments.end()});
+  produce(ctx, snap, session, reply, *object, {request.attachments.begin(), request.attachments.end()},
+          Outlined{request.args, request.outline});
 }
 
 void on_produce_chunk(Context& ctx, Session& session, const Request& request, Reply& reply) {

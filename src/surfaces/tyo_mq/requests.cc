@@ -10,6 +10,7 @@
 
 #include "wire/durations.h"
 #include "wire/js_json.h"
+#include "wire/json_outline.h"
 #include "wire/json_spans.h"
 
 namespace siomq::surfaces {
@@ -20,12 +21,20 @@ using json_spans::truthy;
 
 Error malformed(std::string message) { return make_error(std::move(message), kMalformedRequest); }
 
-// The members of a request object, looked up as JavaScript reads `obj.name` (the last duplicate wins).
+// The members of a request object, looked up as JavaScript reads `obj.name` (the last duplicate wins):
+// scanned by json_spans, or as the transport's validating pass noted them in the arguments `args`.
 class Fields {
  public:
   explicit Fields(std::vector<json_spans::Member> members) : members_(std::move(members)) {}
+  Fields(std::string_view args, std::span<const ::siomq::json::Outline::Member> noted) : args_(args), noted_(noted), outlined_(true) {}
 
   std::string_view raw(std::string_view name) const {
+    if (outlined_) {
+      for (auto it = noted_.rbegin(); it != noted_.rend(); ++it) {
+        if (key_is(*it, name)) return it->value(args_);
+      }
+      return {};
+    }
     for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
       if (it->key == name) return it->value;
     }
@@ -44,10 +53,24 @@ class Fields {
   }
 
  private:
+  // A noted key (raw, quoted) is `name`: compared in place unless it holds an escape (then unescaped).
+  bool key_is(const ::siomq::json::Outline::Member& m, std::string_view name) const {
+    std::string_view key = m.key(args_);
+    if (!m.key_escaped) return key.size() == name.size() + 2 && key.substr(1, name.size()) == name;
+    auto text = json_spans::unescape(key);
+    return text && *text == name;
+  }
+
   std::vector<json_spans::Member> members_;
+  std::string_view args_;
+  std::span<const ::siomq::json::Outline::Member> noted_;
+  bool outlined_ = false;
 };
 
-Result<Fields> fields_of(std::string_view object, std::string_view request) {
+Result<Fields> fields_of(std::string_view object, std::string_view request, Outlined outlined = {}) {
+  if (outlined.outline) {
+    if (auto noted = outlined.outline->members_of(outlined.args, object)) return Fields(outlined.args, *noted);
+  }
   auto members = json_spans::object_members(object);
   if (!members) return malformed(std::string(request) + " payload must be an object");
   return Fields(std::move(*members));
@@ -77,10 +100,16 @@ Status check_object_text(std::string_view text) {
   return js::validate(text);
 }
 
-Result<std::string_view> request_object(std::string_view args, std::string& storage) {
-  auto elements = json_spans::array_elements(args);
-  if (!elements || elements->size() < 2) return malformed("missing payload");
-  std::string_view payload = (*elements)[1];
+Result<std::string_view> request_object(std::string_view args, std::string& storage, const ::siomq::json::Outline* outline) {
+  std::string_view payload;
+  if (outline && outline->describes(args)) {
+    if (!outline->root_is_array() || outline->size() < 2) return malformed("missing payload");
+    payload = outline->element(args, 1);
+  } else {
+    auto elements = json_spans::array_elements(args);
+    if (!elements || elements->size() < 2) return malformed("missing payload");
+    payload = (*elements)[1];
+  }
   if (payload.front() == '"') {
     // "accepts a JSON string": the string holds the object's JSON.
     auto text = json_spans::unescape(payload);
@@ -143,8 +172,8 @@ Result<SubscribeRequest> parse_subscribe(std::string_view object) {
   return r;
 }
 
-Result<ProduceRequest> parse_produce(std::string_view object) {
-  auto f = fields_of(object, "PRODUCE");
+Result<ProduceRequest> parse_produce(std::string_view object, Outlined outlined) {
+  auto f = fields_of(object, "PRODUCE", outlined);
   if (!f) return f.error();
   ProduceRequest r;
   std::string_view event = f->raw("event");
@@ -182,10 +211,10 @@ Registration parse_registration(std::string_view object) {
   return r;
 }
 
-Result<std::string> parse_ack(std::string_view object) {
-  auto members = json_spans::object_members(object);
-  if (!members) return make_error("Invalid ACK JSON", 400);
-  Fields f(std::move(*members));
+Result<std::string> parse_ack(std::string_view object, Outlined outlined) {
+  auto fields = fields_of(object, "ACK", outlined);
+  if (!fields) return make_error("Invalid ACK JSON", 400);
+  const Fields& f = *fields;
   for (const char* name : {"msgId", "msg_id", "id"}) {
     std::string_view v = f.raw(name);
     if (!truthy(v)) continue;

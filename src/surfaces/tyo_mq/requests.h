@@ -12,6 +12,10 @@
 #include "wire/durations.h"
 #include "wire/result.h"
 
+namespace siomq::json {
+class Outline;
+}
+
 namespace siomq::surfaces {
 
 // The error code tyo-mq clients get in ERROR {code, message} for a malformed request.
@@ -20,9 +24,19 @@ inline constexpr int kMalformedRequest = -2;
 // {code, message}: a SUBSCRIBE without an event. The code itself never reaches the client.
 inline constexpr int kBareStringError = -1002;
 
+// Where the transport's validating pass found a request's arguments and their members (Request::args and
+// Request::outline): a reader given it takes the payload object's members from there instead of scanning
+// the object again. Empty (or for an object that came another way, such as a JSON string payload) the
+// reader scans; the answer is the same either way.
+struct Outlined {
+  std::string_view args;
+  const ::siomq::json::Outline* outline = nullptr;
+};
+
 // The request object of an event: the first argument, an object or a JSON string holding one. `storage`
-// keeps an unescaped string payload alive; the returned view points into `args` or `storage`.
-Result<std::string_view> request_object(std::string_view args, std::string& storage);
+// keeps an unescaped string payload alive; the returned view points into `args` or `storage`. With the
+// `outline` of `args`, its elements are not scanned again.
+Result<std::string_view> request_object(std::string_view args, std::string& storage, const ::siomq::json::Outline* outline = nullptr);
 
 // JSON that reached the broker inside a string (a payload sent as a JSON string, the joined pieces of
 // PRODUCE_CHUNK) has met no validator yet: this checks it as a packet's JSON is checked (js::validate)
@@ -79,9 +93,9 @@ struct ProduceChunk {
 Registration parse_registration(std::string_view object);
 Result<ProduceChunk> parse_produce_chunk(std::string_view object);
 Result<SubscribeRequest> parse_subscribe(std::string_view object);
-Result<ProduceRequest> parse_produce(std::string_view object);
+Result<ProduceRequest> parse_produce(std::string_view object, Outlined outlined = {});
 // ACK (§3.7): the message id from msgId, msg_id or id. The error's message is the ACK_FAIL text.
-Result<std::string> parse_ack(std::string_view object);
+Result<std::string> parse_ack(std::string_view object, Outlined outlined = {});
 
 // Durations and TTLs (wire/durations.h), as the requests read them.
 using durations::parse_duration_ms;

@@ -170,8 +170,9 @@ void on_ack(Context& ctx, Session& session, const Request& request, Reply& reply
     if (kept->has_ack()) kept->ack("[" + payload + "]");
   };
   std::string storage;
-  auto object = request_object(request.args, storage);
-  auto id = object ? parse_ack(*object) : Result<std::string>(make_error("Invalid ACK JSON", 400));
+  auto object = request_object(request.args, storage, request.outline);
+  auto id = object ? parse_ack(*object, Outlined{request.args, request.outline})
+                   : Result<std::string>(make_error("Invalid ACK JSON", 400));
   if (!id) return answer(400, "", id.error().message);
   ctx.queues.ack(session.realm(), session.id(), *id, [answer, id = *id](int code, const std::string& message) {
     answer(code, id, message);
