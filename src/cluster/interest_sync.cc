@@ -91,19 +91,26 @@ std::optional<uint64_t> parse_version(std::string_view text) {
   return v;
 }
 
-// How many listen on <c>:messages beyond the siomq nodes (ARGV: the messages channel, the node channels'
-// glob pattern, the channels of the nodes holding a lease). The leased nodes' channels answer in steady
-// state; only when more listen than those does the script count every node channel Redis has (O(channels)
-// on the server, so not each heartbeat): a node subscribes before it takes its lease, or may outlive it.
+// How many listen on <c>:messages beyond the siomq nodes. ARGV: the messages channel, the node channels'
+// glob pattern, "1" while this node already takes a reference node to be there, the channels of the nodes
+// holding a lease. The leased nodes' channels answer in steady state, and while a reference node is
+// known (each heartbeat then only extends it). Only when more listen than those, and none was known, does
+// the script read every node channel Redis has (PUBSUB CHANNELS walks all of Redis's channels): a node
+// subscribes before it takes its lease, or may outlive it. Listeners are summed on both sides.
 constexpr const char* kReferenceListenersScript = R"lua(
-local on_messages = redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2]
-local leased = 0
-if #ARGV > 2 then
-  local counts = redis.call('PUBSUB', 'NUMSUB', unpack(ARGV, 3))
-  for i = 2, #counts, 2 do leased = leased + counts[i] end
+local function listeners(channels, first, last)
+  local n = 0
+  for i = first, last, 500 do
+    local counts = redis.call('PUBSUB', 'NUMSUB', unpack(channels, i, math.min(i + 499, last)))
+    for k = 2, #counts, 2 do n = n + counts[k] end
+  end
+  return n
 end
-if on_messages <= leased then return 0 end
-return math.max(0, on_messages - #redis.call('PUBSUB', 'CHANNELS', ARGV[2]))
+local on_messages = redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2]
+local leased = listeners(ARGV, 4, #ARGV)
+if on_messages <= leased or ARGV[3] == '1' then return on_messages - leased end
+local channels = redis.call('PUBSUB', 'CHANNELS', ARGV[2])
+return on_messages - listeners(channels, 1, #channels)
 )lua";
 
 // `text` matched literally in a Redis glob pattern: its *, ?, [, ] and \ escaped.
@@ -283,12 +290,13 @@ void InterestSync::on_heartbeat(const Value& v) {
 }
 
 // Every siomq node listens on <c>:messages and on its own channel, both taken in one SUBSCRIBE; those
-// listening on the first beyond the node channels listened on are reference nodes. Counting only the
+// listening on the first beyond the node channels' listeners are reference nodes. Counting only the
 // channels of nodes holding a lease took a starting node (subscribed, its lease not yet taken) for a
 // reference node; the script counts every node channel then, in the same step (no SUBSCRIBE between).
 void InterestSync::count_reference_nodes() {
   if (config_.reference_relay != "auto") return;
-  std::vector<std::string> args{"EVAL", kReferenceListenersScript, "0", messages_channel_, node_channels_pattern_};
+  std::vector<std::string> args{"EVAL", kReferenceListenersScript, "0", messages_channel_, node_channels_pattern_,
+                                reference_mode() ? "1" : "0"};
   for (const auto& node : live_) args.push_back(node_channel_prefix_ + node);
   command_(std::move(args), [this, epoch = epoch_](Result<Value> r) {
     if (epoch != epoch_ || !r || r->kind != Value::Kind::integer) return;

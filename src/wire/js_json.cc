@@ -267,13 +267,19 @@ bool valid_number(std::string_view t) {
   return i == t.size();
 }
 
-// Whether simdjson may refuse the token: an integer of more than 18 digits, or an exponent beyond ±300.
+// Whether simdjson may refuse the token: an integer of more than 18 digits, a long decimal, or an exponent
+// that with the mantissa's digits passes 300 ("1000000000e300" overflows with an exponent of 300; a number
+// below 10^300 cannot). Rewriting one that did fit is harmless: it happens only once simdjson has refused a
+// number of the text, and "%.17e" gives back the same double.
 bool beyond_64_bits(std::string_view t) {
   size_t e = t.find_first_of("eE");
   if (e != std::string_view::npos) {
     std::string_view exp = t.substr(e + 1);
     if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) exp.remove_prefix(1);
-    return exp.size() > 3 || std::atoi(std::string(exp).c_str()) > 300 || t.size() > 40;
+    if (exp.size() > 3 || t.size() > 40) return true;
+    size_t digits = 0;
+    for (char c : t.substr(0, e)) digits += is_digit(c) ? 1 : 0;
+    return static_cast<size_t>(std::atoi(std::string(exp).c_str())) + digits > 300;
   }
   if (t.find('.') != std::string_view::npos) return t.size() > 40;
   size_t digits = t.size() - (t[0] == '-' ? 1 : 0);

@@ -120,8 +120,11 @@ std::string_view Outline::element(std::string_view text, size_t i) const {
 }
 
 std::optional<std::span<const Outline::Member>> Outline::members_of(std::string_view text, std::string_view object) const {
-  if (!describes(text) || object.data() < text.data() || object.data() > text.data() + text.size()) return std::nullopt;
-  const auto at = static_cast<size_t>(object.data() - text.data());
+  // (Addresses compared as integers: `object` may point into another buffer altogether.)
+  const auto from = reinterpret_cast<uintptr_t>(text.data());
+  const auto where = reinterpret_cast<uintptr_t>(object.data());
+  if (!describes(text) || where < from || where > from + text.size()) return std::nullopt;
+  const auto at = static_cast<size_t>(where - from);
   for (size_t i = 0; i < count_ && i < kElements; ++i) {
     const Element& e = elements_[i];
     if (e.begin != at || e.end - e.begin != object.size()) continue;
@@ -135,9 +138,9 @@ std::optional<std::span<const Outline::Member>> Outline::members_of(std::string_
 // containers on a fixed stack of js::kMaxDepth entries: no recursion, each byte looked at a bounded
 // number of times. The notes are taken as the root array's elements and their members start and end.
 Status validate(std::string_view s, Outline* outline) {
+  if (outline) outline->clear();
   if (!simdjson::validate_utf8(s.data(), s.size())) return make_error("JSON text is not valid UTF-8");
   if (outline) {
-    outline->clear();
     if (s.size() >= std::numeric_limits<uint32_t>::max()) outline = nullptr;
     else outline->size_ = s.size();
   }

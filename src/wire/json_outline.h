@@ -4,7 +4,7 @@
 // json::validate accepts exactly what js::validate accepts (wire/js_json.h: one JSON.parse-able value,
 // valid UTF-8, at most js::kMaxDepth deep; escapes of lone surrogates refused, as simdjson refuses them),
 // in time linear in the text's size, without recursion, and without allocating. The differential fuzz
-// target tests/fuzz/json_outline_fuzz.cc holds it to that. Numbers are checked against JSON's grammar only:
+// target tests/fuzz/fuzz_json_outline.cc holds it to that. Numbers are checked against JSON's grammar only:
 // JSON.parse takes any magnitude, and so does js::validate (it tames what simdjson's 64 bits cannot hold).
 //
 // What it notes, in an Outline the caller owns: whether the root is an array; its first kElements

@@ -22,7 +22,9 @@ void expect_agrees(const std::string& text) {
 TEST(JsonOutline, AcceptsWhatJsValidateAcceptsAndNothingElse) {
   const std::vector<std::string> cases = {
       "1", " 1", "1 ", "\t\n\r 1 \t", "-0", "-0.0e-0", "0e5", "1E5", "1.5e+3", "123456789012345678901234567890",
-      "1e400", "-1e400", "[1e999999]", "1.7976931348623157e309", "true", "false", "null", "[]", "{}", "[ ]",
+      "1e400", "-1e400", "[1e999999]", "1.7976931348623157e309",
+      // overflow with a small exponent (found by review: js::validate refused them, JSON.parse takes them)
+      "1000000000e300", "-10000000000e299", "[12345678901234567890123456789012345e280]", "-200000000.0e300", "true", "false", "null", "[]", "{}", "[ ]",
       "{ }", R"("\/")", R"("\u0000")", R"("\uD834\uDD1E")", R"("\uDBFF\uDFFF")", "\"a\x7f\"",
       R"({"a":1,"a":2})", R"([1,[2,[3,{"x":[]}]],"s"])", R"(["PRODUCE",{"event":"e","message":{"k":[1,"]"]}}])",
       // refused

@@ -57,6 +57,7 @@ class Fields {
   bool key_is(const ::siomq::json::Outline::Member& m, std::string_view name) const {
     std::string_view key = m.key(args_);
     if (!m.key_escaped) return key.size() == name.size() + 2 && key.substr(1, name.size()) == name;
+    if (key.size() - 2 < name.size()) return false;  // unescaping only shortens it
     auto text = json_spans::unescape(key);
     return text && *text == name;
   }
