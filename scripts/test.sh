@@ -150,8 +150,8 @@ run_step e2e-asan node env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOM
   SIOMQ_CONSOLE_SHOTS="$root/build-asan/console-shots" bash tests/e2e/run.sh
 run_step crash-asan one env SIOMQ_SERVER="$root/build-asan/src/siomq-server" SIOMQ_SANITIZED=1 \
   node tests/crash/crash_cycles.js 5 --storage file
-# Each fuzz target for SIOMQ_FUZZ_SECONDS (8; longer runs are by hand, tests/fuzz/README.md) from the checked-in seeds, two at a time (one core each);
-# see tests/fuzz/README.md.
+# Each fuzz target for SIOMQ_FUZZ_SECONDS (8) from the checked-in seeds, two at a time (one core each);
+# longer runs are by hand (tests/fuzz/README.md).
 run_step fuzz ctest ctest --test-dir build-asan --output-on-failure -L fuzz -j2
 
 # 3. ThreadSanitizer: the tests where several worker threads share state, and the client library, whose calls
