@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "wire/json_outline.h"
+
 namespace siomq::surfaces {
 namespace {
 
@@ -137,6 +139,55 @@ TEST(ParseProduceChunk, FieldsAndBounds) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().code, kMalformedRequest);
   }
+}
+
+// A request read through the packet's one-pass notes (json::Outline) reads exactly as one read by scanning,
+// whatever the payload: escaped, duplicated, long or many keys, a JSON string payload, bad fields.
+TEST(OutlinedRequest, ReadsAsTheScannedOne) {
+  std::string many = R"({"event":"e")";
+  for (int i = 0; i < 40; ++i) many += ",\"k" + std::to_string(i) + "\":" + std::to_string(i);
+  many += R"(,"from":"last"})";
+  const std::string long_escaped_key = "\"" + std::string(5000, 'a') + "\\u0041\"";
+  for (std::string payload :
+       {std::string(R"({"event":"e","from":"a","from":"b","message":{"x":[1,"]"]}})"),
+        std::string(R"({"ev\u0065nt":"e","\u0066rom":"p","guaranteed":true})"),
+        std::string(R"({"event":"e",)") + long_escaped_key + R"(:1,"ttl":5})", many,
+        std::string(R"("{\"event\":\"in a string\"}")"), std::string(R"({"event":7})"),
+        std::string(R"({"event":"e","method":"broadcast"})"), std::string("{}"), std::string("[1]"),
+        std::string(R"({"msgId":"m1","msg_id":"m2"})"), std::string(R"({"id":42})")}) {
+    const std::string args = R"(["PRODUCE",)" + payload + "]";
+    ::siomq::json::Outline outline;
+    ASSERT_TRUE(::siomq::json::validate(args, &outline).ok()) << args;
+    std::string storage, scanned_storage;
+    auto object = request_object(args, storage, &outline);
+    auto scanned_object = request_object(args, scanned_storage);
+    ASSERT_EQ(object.ok(), scanned_object.ok()) << args;
+    if (!object) continue;
+    EXPECT_EQ(*object, *scanned_object);
+    auto p = parse_produce(*object, {args, &outline});
+    auto q = parse_produce(*scanned_object);
+    ASSERT_EQ(p.ok(), q.ok()) << args;
+    if (p) {
+      EXPECT_EQ(p->event, q->event);
+      EXPECT_EQ(p->from, q->from);
+      EXPECT_EQ(p->message, q->message);
+      EXPECT_EQ(p->guaranteed, q->guaranteed);
+      EXPECT_EQ(p->ttl, q->ttl);
+    } else {
+      EXPECT_EQ(p.error().message, q.error().message);
+    }
+    auto a = parse_ack(*object, {args, &outline});
+    auto b = parse_ack(*scanned_object);
+    ASSERT_EQ(a.ok(), b.ok()) << args;
+    if (a) EXPECT_EQ(*a, *b);
+  }
+  // Without a second element: the same error either way.
+  ::siomq::json::Outline outline;
+  std::string storage;
+  ASSERT_TRUE(::siomq::json::validate(R"(["PRODUCE"])", &outline).ok());
+  auto missing = request_object(R"(["PRODUCE"])", storage, &outline);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "missing payload");
 }
 
 TEST(ParseAck, IdFromAnyAliasAndTheReferenceMessages) {

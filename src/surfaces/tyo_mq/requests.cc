@@ -57,7 +57,10 @@ class Fields {
   bool key_is(const ::siomq::json::Outline::Member& m, std::string_view name) const {
     std::string_view key = m.key(args_);
     if (!m.key_escaped) return key.size() == name.size() + 2 && key.substr(1, name.size()) == name;
-    if (key.size() - 2 < name.size()) return false;  // unescaping only shortens it
+    // Unescaping shortens a key at most sixfold ("\u0041" is one byte): one that cannot come out as long as
+    // `name` is not unescaped, so no lookup costs more than a short key's unescaping, however long the keys.
+    const size_t inner = key.size() - 2;
+    if (inner < name.size() || inner > 6 * name.size()) return false;
     auto text = json_spans::unescape(key);
     return text && *text == name;
   }
