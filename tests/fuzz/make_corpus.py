@@ -163,6 +163,8 @@ auth_seeds = {
 
 # ---- tyo-mq requests: a request object's text (sent raw and as a JSON string), chunks, durations ----
 requests_seeds = {
+    "produce_escaped_keys": '{"ev\\u0065nt":"e","\\u0066rom":"p","from":"q","msg\\u0049d":"m1","'
+                            + "k" * 200 + '\\u0041":1,"message":{"a":[1,"]"]}}',
     "subscribe": '{"event":"e","producer":"p","consumer":"w","consumer_id":"w","durable":true,"ack":true,'
                  '"ack_timeout":"30s","retry":{"max_attempts":5,"delay":"1s","backoff":"exponential"}}',
     "subscribe_options": '{"event":"t/+/x","options":{"mode":"topic","group":"g","requireAck":1,"ackTimeout":2.5}}',
