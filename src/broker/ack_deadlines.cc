@@ -60,7 +60,8 @@ void DurableQueues::State::on_retry(Entry& e) {
   }
 }
 
-void DurableQueues::State::ack(const std::string& realm, const std::string& socket, std::string id, AckReply reply) {
+void DurableQueues::State::ack(const std::string& realm, const std::string& socket, const std::string& id,
+                               AckReply reply) {
   auto it = by_id.find(id);
   if (it == by_id.end() || it->second->queue->realm != realm || it->second->acking)
     return reply(404, "Pending ACK not found");
@@ -80,19 +81,18 @@ void DurableQueues::State::ack(const std::string& realm, const std::string& sock
   unlink_socket(e);
   // The window has room again: the next copies go out now, not after the deletion is written.
   pump(*e.queue);
-  submit(store::erase_row(e.row.seq), [this, id = std::move(id), reply = std::move(reply)](const Status& status) {
-    auto it = by_id.find(id);
+  submit(store::erase_row(e.row.seq), [this, ref = await(e), reply = std::move(reply)](const Status& status) {
+    Entry* e = resolve(ref);  // null: removed meanwhile (a purge or a move), its deletion written all the same
     if (!status) {
-      if (it != by_id.end()) {
-        Entry& e = *it->second;
-        e.acking = false;
-        --e.queue->acking;
-        may_send_again(e);
+      if (e) {
+        e->acking = false;
+        --e->queue->acking;
+        may_send_again(*e);
       }
       return reply(500, status.error().message);
     }
     ++counters.acked;
-    if (it != by_id.end()) remove(*it->second);
+    if (e) remove(*e);
     reply(200, "");
   });
 }

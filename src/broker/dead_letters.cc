@@ -38,19 +38,18 @@ void DurableQueues::State::dlq_replay(const std::string& msg_id,
   row.expires_ms = options.default_ttl_ms ? std::max<int64_t>(1, row.created_ms + *options.default_ttl_ms) : 0;
   std::vector<store::Op> ops{store::erase_dead(old_seq), store::put(row)};
   std::string id = row.id;
-  add(q, std::move(row), false);
+  Ref ref = await(add(q, std::move(row), false));
   observe([&](QueueObserver& o) { o.stored(q.realm); });
-  submit(std::move(ops), [this, id, done](const Status& status) {
+  submit(std::move(ops), [this, id, ref, done](const Status& status) {
     // A full replay of the queue for an online consumer, as the reference does, before the copy's own
     // commit: the replay stops at the copy (still being written, and the queue's newest), which the
     // commit then sends once. The other way round the replay sent it a second time, as a copy in flight.
-    auto it = status ? by_id.find(id) : by_id.end();
-    if (it != by_id.end()) {
-      Queue& queue = *it->second->queue;
+    if (Entry* e = status ? peek(ref) : nullptr) {
+      Queue& queue = *e->queue;
       if (EndpointPtr to = endpoint_of(queue))
         replay(QueueCopy{queue.realm, queue.key, queue.consumer_id, queue.consumer, queue.policy}, to);
     }
-    committed({id}, status, {});
+    committed({ref}, status, {});
     if (!status) return done(status.error());
     done(id);
   });

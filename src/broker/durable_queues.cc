@@ -103,7 +103,7 @@ void DurableQueues::replay(QueueCopy queue, EndpointPtr endpoint) {
 
 void DurableQueues::ack(std::string realm, std::string socket_id, std::string msg_id, AckReply reply) {
   state_->post([s = state_.get(), realm = std::move(realm), socket_id = std::move(socket_id), msg_id = std::move(msg_id),
-                reply = std::move(reply)]() mutable { s->ack(realm, socket_id, std::move(msg_id), std::move(reply)); });
+                reply = std::move(reply)]() mutable { s->ack(realm, socket_id, msg_id, std::move(reply)); });
 }
 
 void DurableQueues::socket_closed(std::string socket_id) {

@@ -76,12 +76,14 @@ DurableQueues::State::Queue& DurableQueues::State::queue_for(const QueueCopy& q)
   return *queue;
 }
 
-DurableQueues::State::Entry& DurableQueues::State::add(Queue& q, store::Row row, bool committed) {
+DurableQueues::State::Entry& DurableQueues::State::add(Queue& q, store::Row row, bool committed, bool sole_payload) {
   Entry& e = q.entries[row.seq];
   e.row = std::move(row);
   e.charge = charge_of(e.row.attachments);
+  e.sole_payload = sole_payload;
   RealmUse& realm = realm_use_of(q.realm);
-  charge_payload(e.row, realm);
+  if (sole_payload) e.charge += e.row.payload.size();
+  else charge_payload(e.row, realm);
   e.queue = &q;
   e.committed = committed;
   if (!committed) ++q.uncommitted;
@@ -107,11 +109,13 @@ void DurableQueues::State::remove(Entry& e) {
   Queue& q = *e.queue;
   if (!e.committed) --q.uncommitted;
   if (auto it = by_id.find(e.row.id); it != by_id.end() && it->second == &e) by_id.erase(it);
+  if (e.awaited) gone_awaited.insert(e.row.seq);
   RealmUse& realm = realm_use.find(q.realm)->second;  // held since add(): its rows count this one
   --realm.rows;
   realm.bytes -= e.charge;
   total_bytes -= e.charge;
-  if (RealmUse* charged = release_payload(e.row); charged && charged != &realm) forget_unused(*charged);
+  if (RealmUse* charged = e.sole_payload ? nullptr : release_payload(e.row); charged && charged != &realm)
+    forget_unused(*charged);
   forget_unused(realm);
   q.entries.erase(e.row.seq);
   // An empty queue of a consumer that is gone holds nothing worth keeping (the next copy or its
@@ -208,8 +212,9 @@ void DurableQueues::State::run_written() {
 void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& message, std::vector<QueueCopy>& copies,
                                    Confirm done) {
   int64_t now = unix_ms();
-  std::vector<std::string> ids;
-  // Live copies go first. The rest share one payload, charged with the first of them.
+  std::vector<Ref> refs;
+  // Live copies go first. The rest share one payload, charged with the first of them (a single one with
+  // its entry: sole_payload).
   std::erase_if(copies, [&](const QueueCopy& copy) {
     if (copy.live && deliver_live(*message, copy)) return true;
     if (!copy.live_only) return false;
@@ -240,18 +245,17 @@ void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& m
     row.created_ms = now;
     row.expires_ms = message->ttl_ms ? std::max<int64_t>(1, now + *message->ttl_ms) : 0;
     batch.ops.push_back(store::put(row));  // submitted below with its continuation (submit_appended)
-    ids.push_back(row.id);
-    add(q, std::move(row), false);
+    refs.push_back(await(add(q, std::move(row), false, copies.size() == 1)));
     payload_charged = true;
     ++counters.enqueued;
     observe([&](QueueObserver& o) { o.stored(copy.realm); });
   }
-  if (ids.empty()) {
+  if (refs.empty()) {
     if (done) done(0, Ok{});
     return;
   }
-  submit_appended([this, ids = std::move(ids), done = std::move(done)](const Status& status) {
-    committed(ids, status, done);
+  submit_appended([this, refs = std::move(refs), done = std::move(done)](const Status& status) {
+    committed(refs, status, done);
   });
 }
 
@@ -266,16 +270,16 @@ bool DurableQueues::State::deliver_live(const StoredMessage& message, const Queu
   return true;
 }
 
-void DurableQueues::State::committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done) {
+void DurableQueues::State::committed(const std::vector<Ref>& refs, const Status& status, const Confirm& done) {
   size_t stored = 0;
   std::vector<Queue*> touched;  // queues with newly committed copies, pumped once each
-  for (const auto& id : ids) {
-    auto it = by_id.find(id);
-    if (it == by_id.end()) {
-      if (status) ++stored;  // already acked or expired: it was stored all the same
+  for (const Ref& ref : refs) {
+    Entry* entry = resolve(ref);
+    if (!entry) {
+      if (status) ++stored;  // purged or moved meanwhile: it was stored all the same
       continue;
     }
-    Entry& e = *it->second;
+    Entry& e = *entry;
     if (!status) {
       remove(e);  // never reached the store: nobody may count on it
       continue;

@@ -72,14 +72,13 @@ void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadS
     subs.push_back(std::move(*sub));
   }
   const int64_t now = unix_ms();
-  std::vector<std::string> ids;
+  std::vector<Ref> refs;
   for (auto& row : contents.rows) {  // by seq: each queue keeps its order
     if ((row.expires_ms && row.expires_ms <= now) || by_id.count(row.id) || dead_by_id.count(row.id)) continue;
     row.seq = next_seq++;
     Queue& q = queue_for(QueueCopy{row.realm, row.event, row.consumer, {}, {}});
     ops.push_back(store::put(row));
-    ids.push_back(row.id);
-    add(q, std::move(row), false);
+    refs.push_back(await(add(q, std::move(row), false)));
     ++counters.enqueued;
   }
   std::vector<store::DeadRow> dead_rows;
@@ -89,11 +88,11 @@ void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadS
     ops.push_back(store::put(d));
     dead_rows.push_back(std::move(d));
   }
-  const size_t rows = ids.size();
-  submit(std::move(ops), [this, ids = std::move(ids), dead_rows = std::move(dead_rows), subs = std::move(subs), rows,
+  const size_t rows = refs.size();
+  submit(std::move(ops), [this, refs = std::move(refs), dead_rows = std::move(dead_rows), subs = std::move(subs), rows,
                           done](const Status& status) mutable {
     // Committed copies go out to consumers online here; copies that were not written are forgotten.
-    committed(ids, status, nullptr);
+    committed(refs, status, nullptr);
     if (status) {
       for (auto& d : dead_rows) {
         dead_by_id[d.row.id] = d.row.seq;

@@ -89,8 +89,10 @@ struct DurableQueues::State {
     Phase phase = Phase::stored;
     int attempt = 0;
     bool acking = false;  // an ACK's deletion is being written
+    bool awaited = false;  // a write's continuation holds a Ref to it (see Ref)
     uint64_t receipt = 0;  // without ACK: sent, deleted once the transport receipt with this token comes
     size_t charge = 0;     // what it counts against the byte caps (see charge_of)
+    bool sole_payload = false;  // no other row holds its payload buffer: charged in `charge`, not `payloads`
     // Where the current attempt went, and its neighbours among the copies out to that connection.
     Connection* out = nullptr;
     Entry* prev_out = nullptr;
@@ -125,6 +127,28 @@ struct DurableQueues::State {
     std::string id;                     // its key in `queues`
     bool swept = false;                 // in `emptied`, waiting for the sweep
   };
+
+  // An entry as a write's continuation holds it: the commit of its put, or its ACK's deletion (one at a
+  // time: an entry is delivered, so ACKed, only once committed). The continuation reaches the entry by
+  // pointer instead of looking its id up again; an entry removed meanwhile (a purge, a move, a dropped
+  // queue) leaves its seq in `gone_awaited`, and seqs are never reused, so resolve() tells a live entry
+  // from a dead one without touching the dead one's memory.
+  struct Ref {
+    Entry* entry;
+    uint64_t seq;
+  };
+  Ref await(Entry& e) {
+    e.awaited = true;
+    return {&e, e.row.seq};
+  }
+  // The entry, or null if it was removed; the continuation holds it no longer.
+  Entry* resolve(const Ref& r) {
+    if (!gone_awaited.empty() && gone_awaited.erase(r.seq)) return nullptr;
+    r.entry->awaited = false;
+    return r.entry;
+  }
+  // The entry, or null if it was removed, still held.
+  Entry* peek(const Ref& r) const { return gone_awaited.count(r.seq) ? nullptr : r.entry; }
 
   static bool occupies(const Entry& e) { return e.phase == Phase::in_flight || e.phase == Phase::backoff; }
   // Each attachment's bytes and its bookkeeping (so that many empty ones are not free).
@@ -251,6 +275,9 @@ struct DurableQueues::State {
   // row.id does not change while it lives, and remove() takes it out of here first.
   std::unordered_map<std::string_view, Entry*> by_id;
   std::unordered_map<std::string, Connection> connections;  // by socket id: where copies are out
+  // Seqs of entries removed while a continuation held them (Ref): few, and each leaves when its
+  // continuation runs.
+  std::unordered_set<uint64_t> gone_awaited;
   // connection -> ids of its queues waiting for its room, in the order they began to wait
   std::unordered_map<std::string, std::deque<std::string>> starved;
   std::unordered_map<std::string, RealmUse> realm_use;  // by realm: its rows and their charges
@@ -293,7 +320,10 @@ struct DurableQueues::State {
   // A fresh id for the copy `seq`, as its surface names copies (QueueOptions::new_message_id).
   std::string new_id(uint64_t seq);
   Queue& queue_for(const QueueCopy& q);
-  Entry& add(Queue& q, store::Row row, bool committed);
+  // `sole_payload`: no other row holds the row's payload buffer (one stored copy of a message), which is
+  // then charged with the entry instead of counted in `payloads` (a hash node made and freed per message).
+  // Said of a shared buffer, it would charge that buffer twice while both rows live, never too little.
+  Entry& add(Queue& q, store::Row row, bool committed, bool sole_payload = false);
   // Forgets an entry (the caller writes the matching store change).
   void remove(Entry& e);
   void drop_empty_queues();
@@ -312,7 +342,7 @@ struct DurableQueues::State {
   // A live copy goes out now if its consumer is still online and nothing older of its queue is being
   // written; false: store it instead.
   bool deliver_live(const StoredMessage& message, const QueueCopy& copy);
-  void committed(const std::vector<std::string>& ids, const Status& status, const Confirm& done);
+  void committed(const std::vector<Ref>& refs, const Status& status, const Confirm& done);
 
   // queue_moves.cc: durable queues across nodes.
   Moved release(const std::string& realm, const std::string& consumer);
@@ -336,8 +366,8 @@ struct DurableQueues::State {
   void deliver(Entry& e, const EndpointPtr& to, int attempt);
   void on_ack_timeout(Entry& e);
   void on_retry(Entry& e);
-  // (`id` and `reply` are taken: they wait in the deletion's continuation.)
-  void ack(const std::string& realm, const std::string& socket, std::string id, AckReply reply);
+  // (`reply` is taken: it waits in the deletion's continuation.)
+  void ack(const std::string& realm, const std::string& socket, const std::string& id, AckReply reply);
   // Purges rows whose time has passed: every second, and before a replay.
   void purge_expired();
   void schedule_expiry_sweep();

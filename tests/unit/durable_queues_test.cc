@@ -481,6 +481,11 @@ class GatedBackend : public store::Backend {
     open_ = true;
     cv_.notify_all();
   }
+  // Holds the next writes again (one being written goes on).
+  void close() {
+    std::lock_guard lock(mu_);
+    open_ = false;
+  }
 
  private:
   std::unique_ptr<store::Backend> inner_;
@@ -511,6 +516,49 @@ TEST_F(DurableQueuesTest, BehindWhileTheUnwrittenBytesPassTheirBound) {
   for (int i = 0; i < 200 && confirmed < 12; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(confirmed.load(), 12);
   EXPECT_FALSE(queues_->behind());
+}
+
+// A write's continuation reaches its copy by pointer (State::Ref), not by looking its id up again. A
+// copy removed while its put or its ACK's deletion is being written (here by the realm's purge) must not
+// be touched when the write finishes: the producer is still told it was stored, the ACK still answered,
+// and nothing is delivered or counted twice. (Under ASan, a continuation reaching the freed copy fails.)
+TEST_F(DurableQueuesTest, ACopyRemovedWhileItsWriteIsPendingIsLeftAlone) {
+  shutdown();
+  auto gated = std::make_unique<GatedBackend>();
+  GatedBackend* gate = gated.get();
+  start(std::move(gated));
+  auto c = online("c", "s1");
+  // Its put held: purged before the commit comes back.
+  std::promise<size_t> stored;
+  auto m = std::make_shared<StoredMessage>();
+  m->payload = "{\"a\":1}";
+  queues_->enqueue(m, {copy("c", ack_policy())}, [&](size_t n, const Status&) { stored.set_value(n); });
+  std::promise<Status> purged;
+  queues_->purge_realm("default", [&](const Status& s) { purged.set_value(s); });
+  gate->open();
+  EXPECT_EQ(stored.get_future().get(), 1u);
+  ASSERT_TRUE(purged.get_future().get().ok());
+  EXPECT_EQ(stats().queued, 0u);
+  // Its ACK's deletion held: purged before the deletion comes back.
+  EXPECT_EQ(enqueue("{\"b\":2}", {copy("c", ack_policy())}), 1u);
+  auto sent = sink_.wait_for(1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_NE(sent[0].payload.find("\"b\":2"), std::string::npos);  // the purged copy was never delivered
+  gate->close();
+  std::promise<std::pair<int, std::string>> acked;
+  queues_->ack("default", "s1", msg_id(sent[0].payload),
+               [&](int code, const std::string& text) { acked.set_value({code, text}); });
+  std::promise<Status> purged_again;
+  queues_->purge_realm("default", [&](const Status& s) { purged_again.set_value(s); });
+  EXPECT_EQ(stats().queued, 0u);  // the queues thread has run both: the copy is gone
+  gate->open();
+  EXPECT_EQ(acked.get_future().get().first, 200);
+  ASSERT_TRUE(purged_again.get_future().get().ok());
+  QueueStats after = stats();
+  EXPECT_EQ(after.queued, 0u);
+  EXPECT_EQ(after.queued_bytes, 0u);
+  EXPECT_EQ(after.acked, 1u);
+  EXPECT_EQ(sink_.wait_for(2, 200ms).size(), 1u);  // nothing more was sent
 }
 
 // The changes of one turn of the queues thread go to the writer together; each submission still learns
