@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -232,11 +233,48 @@ std::string encode_text(const Packet& p) {
   return out;
 }
 
+namespace {
+
+// Whether a byte of the word `w` is one a JSON string escapes: a control character, '"' or '\\'. The
+// classic tests for a zero byte and a byte below n, exact as a yes/no; bytes from 0x80 up have their
+// high bit set, which ~w masks out of each test.
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+constexpr uint64_t kHighs = 0x8080808080808080ull;
+bool word_needs_escape(uint64_t w) {
+  uint64_t control = (w - kOnes * 0x20) & ~w;
+  uint64_t quote = w ^ (kOnes * '"');
+  quote = (quote - kOnes) & ~quote;
+  uint64_t backslash = w ^ (kOnes * '\\');
+  backslash = (backslash - kOnes) & ~backslash;
+  return ((control | quote | backslash) & kHighs) != 0;
+}
+
+// The length of the longest prefix of `s` with nothing to escape, found a word at a time.
+size_t clean_prefix(std::string_view s) {
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (word_needs_escape(w)) break;
+  }
+  for (; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == '"' || c == '\\') break;
+  }
+  return i;
+}
+
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
+  // Ids, names, keys and most texts have nothing to escape: their bytes are checked eight at a time and
+  // copied at once (a durable message's row and delivery quote about ten such strings).
+  const size_t clean = clean_prefix(s);
   out.push_back('"');
-  size_t run = 0;  // start of the bytes not yet copied: runs that need no escape are appended whole
-  for (size_t i = 0; i < s.size(); ++i) {
+  out.append(s.data(), clean);
+  size_t run = clean;  // start of the bytes not yet copied: runs that need no escape are appended whole
+  for (size_t i = clean; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.substr(run, i - run));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -514,6 +515,45 @@ TEST(SocketIoJsonString, PassesThroughPrintableAsciiDelAndUtf8) {
   // JSON.stringify leaves "/", DEL, non-ASCII and U+2028 as they are.
   const std::string s = "/ ~\x7f" "\xc3\xa9\xf0\x9f\x98\x80\xe2\x80\xa8";
   EXPECT_EQ(json_string(s), "\"" + s + "\"");
+}
+
+// The clean prefix is found eight bytes at a time: every byte value, at every place in and around a word,
+// in ASCII and non-ASCII neighbourhoods, escapes as a byte-at-a-time reading of JSON.stringify's rules.
+TEST(SocketIoJsonString, EveryByteAtEveryOffsetEscapesAsOneByteAtATime) {
+  auto reference = [](std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+    }
+    return out + "\"";
+  };
+  for (char fill : {'a', '\x80', '\xff', '!', '#', '[', ']'}) {
+    for (size_t len : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{16}, size_t{17}, size_t{24}}) {
+      for (size_t at = 0; at < len; ++at) {
+        for (int c = 0; c < 256; ++c) {
+          std::string s(len, fill);
+          s[at] = static_cast<char>(c);
+          ASSERT_EQ(json_string(s), reference(s)) << "fill " << int(fill) << " length " << len << " at " << at << " byte " << c;
+        }
+      }
+    }
+  }
 }
 
 TEST(SocketIoJsonString, AppendsToExistingText) {
