@@ -271,6 +271,15 @@ void append_json_string(std::string& out, std::string_view s) {
   // Ids, names, keys and most texts have nothing to escape: their bytes are checked eight at a time and
   // copied at once (a durable message's row and delivery quote about ten such strings).
   const size_t clean = clean_prefix(s);
+  if (clean == s.size()) {  // in place: one resize, not an append and two push_backs
+    const size_t at = out.size();
+    out.resize(at + s.size() + 2);
+    char* p = out.data() + at;
+    p[0] = '"';
+    if (!s.empty()) std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+    return;
+  }
   out.push_back('"');
   out.append(s.data(), clean);
   size_t run = clean;  // start of the bytes not yet copied: runs that need no escape are appended whole
