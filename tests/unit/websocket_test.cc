@@ -122,6 +122,21 @@ TEST(WebSocketHeader, FinAndOpcode) {
   EXPECT_EQ(h[0], 0x8a);
 }
 
+// The mask is applied eight bytes at a time: every length around a word, from every place in the key,
+// masks as one byte at a time does (RFC 6455 section 5.3: byte i with key byte (i + offset) mod 4).
+TEST(WebSocketMask, WordAtATimeMasksAsByteAtATime) {
+  for (size_t offset = 0; offset < 4; ++offset) {
+    for (size_t n = 0; n <= 41; ++n) {
+      std::string data;
+      for (size_t i = 0; i < n; ++i) data.push_back(static_cast<char>(i * 37 + 11));
+      std::string want = data;
+      for (size_t i = 0; i < n; ++i) want[i] = static_cast<char>(want[i] ^ kMask[(i + offset) & 3]);
+      apply_mask(data.data(), data.size(), kMask, offset);
+      ASSERT_EQ(data, want) << "offset " << offset << " length " << n;
+    }
+  }
+}
+
 TEST(WebSocketHeader, MaskBitAndKeyFollowTheLength) {
   uint8_t h[kMaxHeaderSize];
   ASSERT_EQ(encode_header(h, Opcode::kText, true, 5, kMask), 6u);
