@@ -1,6 +1,7 @@
 #include "surfaces/tyo_mq/requests.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -26,12 +27,21 @@ Error malformed(std::string message) { return make_error(std::move(message), kMa
 class Fields {
  public:
   explicit Fields(std::vector<json_spans::Member> members) : members_(std::move(members)) {}
-  Fields(std::string_view args, std::span<const ::siomq::json::Outline::Member> noted) : args_(args), noted_(noted), outlined_(true) {}
+  Fields(std::string_view args, std::span<const ::siomq::json::Outline::Member> noted)
+      : args_(args), noted_(noted), outlined_(true) {
+    for (size_t i = 0; i < noted_.size(); ++i) {
+      std::string_view key = noted_[i].key(args_);
+      tags_[i] = noted_[i].key_escaped ? kAnyKey : tag(key.substr(1, key.size() - 2));
+    }
+  }
 
   std::string_view raw(std::string_view name) const {
     if (outlined_) {
-      for (auto it = noted_.rbegin(); it != noted_.rend(); ++it) {
-        if (key_is(*it, name)) return it->value(args_);
+      // A PRODUCE reads about twenty names (with their aliases): each compares a word per member, and
+      // only a member of the same length and first byte (or an escaped key) compares its bytes.
+      const uint64_t want = tag(name);
+      for (size_t i = noted_.size(); i-- > 0;) {
+        if ((tags_[i] == want || tags_[i] == kAnyKey) && key_is(noted_[i], name)) return noted_[i].value(args_);
       }
       return {};
     }
@@ -65,9 +75,16 @@ class Fields {
     return text && *text == name;
   }
 
+  // A key's length and first byte in one word; kAnyKey for an escaped key, which only unescaping tells.
+  static constexpr uint64_t kAnyKey = ~uint64_t{0};
+  static uint64_t tag(std::string_view key) {
+    return (uint64_t{key.size()} << 8) | (key.empty() ? 0u : static_cast<unsigned char>(key.front()));
+  }
+
   std::vector<json_spans::Member> members_;
   std::string_view args_;
   std::span<const ::siomq::json::Outline::Member> noted_;
+  std::array<uint64_t, ::siomq::json::Outline::kMembers> tags_{};  // of noted_, by index
   bool outlined_ = false;
 };
 
