@@ -38,6 +38,33 @@ TEST(TyoMqDelivery, ACopyIsConsumeKeyAndACKModeSplicesTheIdAndAttempt) {
   EXPECT_EQ(with_ack_fields("not an object", "x", 1), "not an object");
 }
 
+// An ACK-mode copy's frame is the one event_frames makes of with_ack_fields' object: for an empty object,
+// with attachments (a binary event), and for a copy long enough to go in chunks (cut from the whole).
+TEST(TyoMqDelivery, AnAckModeCopyIsTheStoredObjectWithItsFields) {
+  // (A Delivery views its payload and attachments: they outlive it here.)
+  auto acked = [](const std::string& payload, const std::vector<std::string>& attachments) {
+    broker::Delivery d("p-e", payload, attachments);
+    d.msg_id = "msg-\"1\"";
+    d.attempt = 3;
+    return d;
+  };
+  for (const std::string& payload : {std::string("{}"), std::string(R"({"a":1})")}) {
+    for (const std::vector<std::string>& attachments : {std::vector<std::string>{}, std::vector<std::string>{"\x01\x02"}}) {
+      broker::Delivery d = acked(payload, attachments);
+      auto encoded = encode_delivery(d);
+      ASSERT_EQ(encoded->frames.size(), 1u);
+      EXPECT_EQ(text_of(encoded->frames[0]),
+                text_of(event_frames("CONSUME-p-e", with_ack_fields(payload, d.msg_id, 3), attachments)));
+      EXPECT_EQ(encoded->frames[0]->size(), 1 + attachments.size());
+    }
+  }
+  const std::string long_payload = "{\"pad\":\"" + std::string(kChunkThreshold, 'x') + "\"}";
+  const std::vector<std::string> none;
+  auto chunked = encode_delivery(acked(long_payload, none));
+  ASSERT_EQ(chunked->frames.size(), 2u);
+  EXPECT_NE(text_of(chunked->frames[1]).find(R"(\"delivery_attempt\":3})"), std::string::npos);
+}
+
 TEST(TyoMqDelivery, ALongCopyGoesInChunksUnlessItIsSentWhole) {
   const std::string payload = "\"" + std::string(kChunkThreshold + 10, 'x') + "\"";
   broker::Delivery d("k", payload, {});
