@@ -109,7 +109,7 @@ void DurableQueues::State::remove(Entry& e) {
   Queue& q = *e.queue;
   if (!e.committed) --q.uncommitted;
   if (auto it = by_id.find(e.row.id); it != by_id.end() && it->second == &e) by_id.erase(it);
-  if (e.awaited) gone_awaited.insert(e.row.seq);
+  if (e.awaited) gone_awaited[e.row.seq] += e.awaited;
   RealmUse& realm = realm_use.find(q.realm)->second;  // held since add(): its rows count this one
   --realm.rows;
   realm.bytes -= e.charge;

@@ -89,7 +89,7 @@ struct DurableQueues::State {
     Phase phase = Phase::stored;
     int attempt = 0;
     bool acking = false;  // an ACK's deletion is being written
-    bool awaited = false;  // a write's continuation holds a Ref to it (see Ref)
+    uint32_t awaited = 0;  // how many writes' continuations hold a Ref to it (see Ref)
     uint64_t receipt = 0;  // without ACK: sent, deleted once the transport receipt with this token comes
     size_t charge = 0;     // what it counts against the byte caps (see charge_of)
     bool sole_payload = false;  // no other row holds its payload buffer: charged in `charge`, not `payloads`
@@ -128,23 +128,29 @@ struct DurableQueues::State {
     bool swept = false;                 // in `emptied`, waiting for the sweep
   };
 
-  // An entry as a write's continuation holds it: the commit of its put, or its ACK's deletion (one at a
-  // time: an entry is delivered, so ACKed, only once committed). The continuation reaches the entry by
-  // pointer instead of looking its id up again; an entry removed meanwhile (a purge, a move, a dropped
-  // queue) leaves its seq in `gone_awaited`, and seqs are never reused, so resolve() tells a live entry
-  // from a dead one without touching the dead one's memory.
+  // An entry as a write's continuation holds it: the commit of its put, or its ACK's deletion (both at
+  // once when a copy moved from another node, whose id its consumer knows, is ACKed while it is written
+  // here). The continuation reaches the entry by pointer instead of looking its id up again; an entry
+  // removed meanwhile (a purge, a move, a dropped queue) leaves its seq in `gone_awaited`, once for each
+  // continuation holding it, and seqs are never reused, so resolve() tells a live entry from a dead one
+  // without touching the dead one's memory.
   struct Ref {
     Entry* entry;
     uint64_t seq;
   };
   Ref await(Entry& e) {
-    e.awaited = true;
+    ++e.awaited;
     return {&e, e.row.seq};
   }
   // The entry, or null if it was removed; the continuation holds it no longer.
   Entry* resolve(const Ref& r) {
-    if (!gone_awaited.empty() && gone_awaited.erase(r.seq)) return nullptr;
-    r.entry->awaited = false;
+    if (!gone_awaited.empty()) {
+      if (auto it = gone_awaited.find(r.seq); it != gone_awaited.end()) {
+        if (--it->second == 0) gone_awaited.erase(it);
+        return nullptr;
+      }
+    }
+    --r.entry->awaited;
     return r.entry;
   }
   // The entry, or null if it was removed, still held.
@@ -275,9 +281,9 @@ struct DurableQueues::State {
   // row.id does not change while it lives, and remove() takes it out of here first.
   std::unordered_map<std::string_view, Entry*> by_id;
   std::unordered_map<std::string, Connection> connections;  // by socket id: where copies are out
-  // Seqs of entries removed while a continuation held them (Ref): few, and each leaves when its
-  // continuation runs.
-  std::unordered_set<uint64_t> gone_awaited;
+  // Seqs of entries removed while continuations held them (Ref), with how many still do: few, and each
+  // leaves when the last of its continuations runs.
+  std::unordered_map<uint64_t, uint32_t> gone_awaited;
   // connection -> ids of its queues waiting for its room, in the order they began to wait
   std::unordered_map<std::string, std::deque<std::string>> starved;
   std::unordered_map<std::string, RealmUse> realm_use;  // by realm: its rows and their charges

@@ -561,6 +561,49 @@ TEST_F(DurableQueuesTest, ACopyRemovedWhileItsWriteIsPendingIsLeftAlone) {
   EXPECT_EQ(sink_.wait_for(2, 200ms).size(), 1u);  // nothing more was sent
 }
 
+// Found by review: a moved copy keeps its id, which its consumer already has, so the consumer may ACK it
+// while the adopting node is still writing it. Then two continuations hold the copy at once (the put's
+// commit and the ACK's deletion); a purge meanwhile must leave both alone. (Before the fix, the second
+// continuation reached the freed copy: heap-use-after-free under ASan.)
+TEST_F(DurableQueuesTest, AnAdoptedCopyAckedWhileItIsWrittenThenPurgedIsLeftAlone) {
+  shutdown();
+  auto gated = std::make_unique<GatedBackend>();
+  GatedBackend* gate = gated.get();
+  start(std::move(gated));
+  gate->open();
+  auto c = online("c", "s1");
+  // The queue of (default, p-e, c) with its consumer and policy, as the consumer's subscription made it.
+  EXPECT_EQ(enqueue("{\"a\":1}", {copy("c", ack_policy())}), 1u);
+  EXPECT_EQ(ack("s1", msg_id(sink_.wait_for(1).at(0).payload)).first, 200);
+  gate->close();
+  store::Backend::Contents moved;
+  store::Row row;
+  row.seq = 1;
+  row.id = "msg-moved-1";
+  row.realm = "default";
+  row.event = "p-e";
+  row.consumer = "c";
+  row.producer = "p";
+  row.payload = "{\"moved\":1}";
+  row.created_ms = unix_ms();
+  moved.rows.push_back(row);
+  std::promise<Status> adopted;
+  queues_->adopt(std::move(moved), surfaces::read_subscription,
+                 [&](const Status& s, std::vector<DurableSubscription>) { adopted.set_value(s); });
+  std::promise<int> acked;
+  queues_->ack("default", "s1", "msg-moved-1", [&](int code, const std::string&) { acked.set_value(code); });
+  std::promise<Status> purged;
+  queues_->purge_realm("default", [&](const Status& s) { purged.set_value(s); });
+  EXPECT_EQ(stats().queued, 0u);  // the queues thread has run all three: the copy is gone
+  gate->open();
+  ASSERT_TRUE(adopted.get_future().get().ok());
+  EXPECT_EQ(acked.get_future().get(), 200);
+  ASSERT_TRUE(purged.get_future().get().ok());
+  QueueStats after = stats();
+  EXPECT_EQ(after.queued, 0u);
+  EXPECT_EQ(after.queued_bytes, 0u);
+}
+
 // The changes of one turn of the queues thread go to the writer together; each submission still learns
 // the outcome and counts as one failure when the write fails (a disk full): nothing is kept, every
 // producer is told.
