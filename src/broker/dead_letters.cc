@@ -3,6 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "wire/log_text.h"
 
 namespace siomq::broker {
@@ -32,7 +35,7 @@ void DurableQueues::State::dlq_replay(const std::string& msg_id,
   Queue& q = queue_for(where);
   store::Row row = std::move(dead_row.row);
   uint64_t old_seq = row.seq;
-  row.seq = next_seq++;
+  row.seq = next_seq();
   row.id = new_id(row.seq);
   row.created_ms = unix_ms();
   row.expires_ms = options.default_ttl_ms ? std::max<int64_t>(1, row.created_ms + *options.default_ttl_ms) : 0;
@@ -52,6 +55,60 @@ void DurableQueues::State::dlq_replay(const std::string& msg_id,
     committed({ref}, status, {});
     if (!status) return done(status.error());
     done(id);
+  });
+}
+
+}  // namespace siomq::broker
+
+namespace siomq::broker {
+
+// Each shard keeps the DLQ entries of its queues; the list is theirs merged, oldest (lowest seq) first.
+void DurableQueues::dlq_list(std::optional<std::string> realm, std::function<void(std::vector<store::DeadRow>)> done) {
+  gather<std::vector<store::DeadRow>>(
+      shards_,
+      [realm](State& s, std::function<void(std::vector<store::DeadRow>)> reply) {
+        std::vector<store::DeadRow> out;
+        for (const auto& [seq, d] : s.dead) {
+          if (!realm || d.row.realm == *realm) out.push_back(d);
+        }
+        reply(std::move(out));
+      },
+      [done](std::vector<std::vector<store::DeadRow>> parts) {
+        std::vector<store::DeadRow> all = std::move(parts[0]);
+        for (size_t i = 1; i < parts.size(); ++i) {
+          const size_t mid = all.size();
+          all.insert(all.end(), std::make_move_iterator(parts[i].begin()), std::make_move_iterator(parts[i].end()));
+          std::inplace_merge(all.begin(), all.begin() + mid, all.end(),
+                             [](const store::DeadRow& a, const store::DeadRow& b) { return a.row.seq < b.row.seq; });
+        }
+        done(std::move(all));
+      });
+}
+
+void DurableQueues::dlq_discard(std::string msg_id, std::optional<std::string> realm,
+                                std::function<void(const Status&)> done) {
+  auto home = shared_->shard_of(msg_id);
+  ask_in_turn(shards_, home, [msg_id, realm, done](State& s, std::function<void()> next) {
+    auto d = s.dead_by_id.find(msg_id);
+    if (d == s.dead_by_id.end() && next) return next();
+    if (d == s.dead_by_id.end() || (realm && s.dead.at(d->second).row.realm != *realm))
+      return done(make_error("DLQ entry not found", 404));
+    uint64_t seq = d->second;
+    s.dead.erase(seq);
+    s.dead_by_id.erase(d);
+    s.submit({store::erase_dead(seq)}, done);
+  });
+}
+
+void DurableQueues::dlq_replay(std::string msg_id, std::optional<std::string> realm,
+                               std::function<void(const Result<std::string>&)> done) {
+  auto home = shared_->shard_of(msg_id);
+  ask_in_turn(shards_, home, [msg_id, realm, done](State& s, std::function<void()> next) {
+    auto d = s.dead_by_id.find(msg_id);
+    if (d == s.dead_by_id.end() && next) return next();
+    if (d != s.dead_by_id.end() && realm && s.dead.at(d->second).row.realm != *realm)
+      return done(make_error("DLQ entry not found", 404));
+    s.dlq_replay(msg_id, done);
   });
 }
 

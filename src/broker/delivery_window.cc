@@ -63,7 +63,7 @@ void DurableQueues::State::pump(Queue& q, bool eager, EndpointPtr to) {
     sent.push_back(e.row.id);
   }
   // Everything before where the walk stopped is out, or acking: the next walk starts there.
-  q.scan_from = it == q.entries.end() ? next_seq : it->first;
+  q.scan_from = it == q.entries.end() ? shared.next_seq.load(std::memory_order_relaxed) : it->first;
   if (sent.empty()) return;
   to->when_sent([this, alive = std::weak_ptr(io_owner), token, ids = std::move(sent)](bool ok) mutable {
     if (auto io_alive = alive.lock())

@@ -1,7 +1,9 @@
 // Durable queues (protocol §5): for every queue (realm, subscription key, consumer id) an ordered log
 // of stored copies, the pending set with ACK deadlines, redelivery with backoff, TTL expiry and the
-// dead-letter queue. One thread owns all of it: callers post requests, answers come back through
-// callbacks run on that thread, so a queue's deliveries leave in one order. Every change goes through
+// dead-letter queue. Each queue is owned by one of QueueOptions::shards threads (a hash of its id picks
+// it): callers post requests, answers come back through callbacks run on a queues thread (the one of the
+// queue concerned; for a request about several shards, the one that answers last), so a queue's
+// deliveries leave in one order. Every change goes through
 // the store writer, and nothing is promised to anyone — a producer's confirm, an ACK_OK, the delivery
 // of a stored copy — before the change is written (and synced, per the writer's mode).
 #pragma once
@@ -13,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,8 +50,12 @@ struct QueueOptions {
   // The id of the stored copy `seq`, as its surface names copies (tyo-mq: "msg-<base36 ms>-<12 hex>"); the
   // engine asks again until the id is unused. Unset: the decimal seq.
   std::function<std::string(uint64_t seq)> new_message_id;
-  // Told of stored, sent, timed-out and dead-lettered copies (the metrics); null: nobody. Outlives the queues.
+  // Told of stored, sent, timed-out and dead-lettered copies (the metrics), from every queues thread;
+  // null: nobody. Outlives the queues.
   QueueObserver* observer = nullptr;
+  // Queues threads (docs/design.md "Durable queue shards"). Each owns the queues whose id hashes to it;
+  // window_bytes is shared out between them (a connection's copies may come from all of them).
+  size_t shards = 1;
 };
 
 // A durable subscription as the engine keeps it: the queue it feeds and how that queue delivers, with its
@@ -213,9 +220,19 @@ class DurableQueues {
   // The TTL of copies without one of their own, and of DLQ replays (§5.5), from now on.
   void set_default_ttl(std::optional<int64_t> ttl_ms);
 
- private:
+  // Which queues thread (0 .. QueueOptions::shards - 1) owns the queue (realm, key, consumer_id). Any thread.
+  size_t shard_of(std::string_view realm, std::string_view key, std::string_view consumer_id) const;
+
+  // The insides (src/broker/queue_state.h): a shard, and what the shards share. Named here for the files
+  // that define the queues' parts; nothing else can use them.
   struct State;
-  std::unique_ptr<State> state_;
+  struct Shared;
+
+ private:
+  State& shard_of_queue(std::string_view realm, std::string_view key, std::string_view consumer_id) const;
+  std::unique_ptr<Shared> shared_;
+  std::vector<std::unique_ptr<State>> shards_;
+  ReadSubscription read_;  // load()'s: forget() finds a stored subscription's queue (and shard) with it
 };
 
 // The §5.2 retry delay after attempt n (n ≥ 1).

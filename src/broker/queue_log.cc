@@ -12,42 +12,55 @@
 
 namespace siomq::broker {
 
+// (charge_payload and release_payload run under caps.mu: they move a realm's bytes.)
 // An empty payload charges nothing and is not tracked: it would keep no realm's record alive (its bytes
 // add nothing), and every empty SharedText is one buffer, shared by rows of any realm.
-void DurableQueues::State::charge_payload(const store::Row& row, RealmUse& realm) {
+void DurableQueues::State::charge_payload(const store::Row& row, RealmUse& realm, bool precharged) {
   if (row.payload.size() == 0) return;
   PayloadUse& use = payloads[&row.payload.str()];
   if (use.rows++ > 0) return;
   use.realm = &realm;
+  if (precharged) return;
   realm.bytes += row.payload.size();
-  total_bytes += row.payload.size();
+  shared.caps.total_bytes += row.payload.size();
 }
 
-DurableQueues::State::RealmUse* DurableQueues::State::release_payload(const store::Row& row) {
+RealmUse* DurableQueues::State::release_payload(const store::Row& row) {
   if (row.payload.size() == 0) return nullptr;
   auto it = payloads.find(&row.payload.str());
   if (it == payloads.end() || --it->second.rows > 0) return nullptr;
   RealmUse* realm = it->second.realm;
   payloads.erase(it);
-  total_bytes -= row.payload.size();
+  shared.caps.total_bytes -= row.payload.size();
   realm->bytes -= row.payload.size();
   return realm;
 }
 
-bool DurableQueues::State::fits(const std::string& realm, size_t bytes) {
+bool DurableQueues::State::charge_if_fits(const std::string& realm, size_t bytes) {
   auto over = [](size_t cap, size_t now, size_t more) { return cap && now + more > cap; };
-  auto it = realm_use.find(realm);
-  const RealmUse none;
-  const RealmUse& use = it == realm_use.end() ? none : it->second;
-  return !over(options.max_queued_per_realm, use.rows, 1) &&
-         !over(options.max_queued_bytes_per_realm, use.bytes, bytes) &&
-         !over(options.max_queued_bytes_total, total_bytes, bytes);
+  QueueCaps& caps = shared.caps;
+  std::lock_guard lock(caps.mu);
+  RealmUse& use = realm_use_of(realm);
+  if (over(options.max_queued_per_realm, use.rows, 1) || over(options.max_queued_bytes_per_realm, use.bytes, bytes) ||
+      over(options.max_queued_bytes_total, caps.total_bytes, bytes)) {
+    forget_unused(use);
+    return false;
+  }
+  ++use.rows;
+  use.bytes += bytes;
+  caps.total_bytes += bytes;
+  return true;
 }
 
 std::string DurableQueues::State::new_id(uint64_t seq) {
-  for (;;) {
+  // An id is this shard's 1 time in `shards`: `shards` draws on average, and after 16 × shards draws
+  // ((1 - 1/n)^16n < e^-16) or with a surface whose ids do not vary (the decimal seq) another is kept,
+  // whose ACK then finds it in the other shards.
+  const int tries = shared.shards == 1 ? 1 : static_cast<int>(16 * shared.shards);
+  for (int draw = 1;; ++draw) {
     std::string id = options.new_message_id ? options.new_message_id(seq) : std::to_string(seq);
-    if (!by_id.count(id) && !dead_by_id.count(id)) return id;
+    if (by_id.count(id) || dead_by_id.count(id)) continue;
+    if (draw >= tries || !options.new_message_id || shared.shard_of(id) == index) return id;
   }
 }
 
@@ -76,14 +89,23 @@ DurableQueues::State::Queue& DurableQueues::State::queue_for(const QueueCopy& q)
   return *queue;
 }
 
-DurableQueues::State::Entry& DurableQueues::State::add(Queue& q, store::Row row, bool committed, bool sole_payload) {
+DurableQueues::State::Entry& DurableQueues::State::add(Queue& q, store::Row row, bool committed, bool sole_payload,
+                                                       bool precharged) {
   Entry& e = q.entries[row.seq];
   e.row = std::move(row);
   e.charge = charge_of(e.row.attachments);
   e.sole_payload = sole_payload;
-  RealmUse& realm = realm_use_of(q.realm);
   if (sole_payload) e.charge += e.row.payload.size();
-  else charge_payload(e.row, realm);
+  {
+    std::lock_guard lock(shared.caps.mu);
+    RealmUse& realm = realm_use_of(q.realm);
+    if (!sole_payload) charge_payload(e.row, realm, precharged);
+    if (!precharged) {
+      ++realm.rows;
+      realm.bytes += e.charge;
+      shared.caps.total_bytes += e.charge;
+    }
+  }
   e.queue = &q;
   e.committed = committed;
   if (!committed) ++q.uncommitted;
@@ -93,9 +115,6 @@ DurableQueues::State::Entry& DurableQueues::State::add(Queue& q, store::Row row,
     by_id.erase(it);
     by_id.emplace(e.row.id, &e);
   }
-  ++realm.rows;
-  realm.bytes += e.charge;
-  total_bytes += e.charge;
   if (e.row.expires_ms) expiries.emplace(e.row.expires_ms, &e);
   return e;
 }
@@ -110,13 +129,16 @@ void DurableQueues::State::remove(Entry& e) {
   if (!e.committed) --q.uncommitted;
   if (auto it = by_id.find(e.row.id); it != by_id.end() && it->second == &e) by_id.erase(it);
   if (e.awaited) gone_awaited[e.row.seq] += e.awaited;
-  RealmUse& realm = realm_use.find(q.realm)->second;  // held since add(): its rows count this one
-  --realm.rows;
-  realm.bytes -= e.charge;
-  total_bytes -= e.charge;
-  if (RealmUse* charged = e.sole_payload ? nullptr : release_payload(e.row); charged && charged != &realm)
-    forget_unused(*charged);
-  forget_unused(realm);
+  {
+    std::lock_guard lock(shared.caps.mu);
+    RealmUse& realm = shared.caps.realms.find(q.realm)->second;  // held since add(): its rows count this one
+    --realm.rows;
+    realm.bytes -= e.charge;
+    shared.caps.total_bytes -= e.charge;
+    if (RealmUse* charged = e.sole_payload ? nullptr : release_payload(e.row); charged && charged != &realm)
+      forget_unused(*charged);
+    forget_unused(realm);
+  }
   q.entries.erase(e.row.seq);
   // An empty queue of a consumer that is gone holds nothing worth keeping (the next copy or its
   // subscription's replay brings its consumer and policy): the sweep drops it, so queues keyed by
@@ -221,10 +243,13 @@ void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& m
     ++counters.dropped_over_cap;  // the store is behind: a copy that cannot go live is refused
     return true;
   });
+  // With caps, each copy is charged as it is checked (charge_if_fits): exactly what add() would charge,
+  // its own part and, for the first copy stored, the shared payload.
   const size_t charge = charge_of(message->attachments);
+  const bool checked = capped();
   bool payload_charged = false;
   for (const QueueCopy& copy : copies) {
-    if (!fits(copy.realm, charge + (payload_charged ? 0 : message->payload.size()))) {
+    if (checked && !charge_if_fits(copy.realm, charge + (payload_charged ? 0 : message->payload.size()))) {
       if (counters.dropped_over_cap++ % 1000 == 0)
         spdlog::warn("realm {}: max_queued_per_realm ({}) or the queued bytes caps ({} per realm, {} in all) reached; "
                      "copy for {} dropped ({} so far)", copy.realm, options.max_queued_per_realm,
@@ -234,7 +259,7 @@ void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& m
     }
     Queue& q = queue_for(copy);
     store::Row row;
-    row.seq = next_seq++;
+    row.seq = next_seq();
     row.id = new_id(row.seq);
     row.realm = copy.realm;
     row.event = copy.key;
@@ -245,7 +270,7 @@ void DurableQueues::State::enqueue(const std::shared_ptr<const StoredMessage>& m
     row.created_ms = now;
     row.expires_ms = message->ttl_ms ? std::max<int64_t>(1, now + *message->ttl_ms) : 0;
     batch.ops.push_back(store::put(row));  // submitted below with its continuation (submit_appended)
-    refs.push_back(await(add(q, std::move(row), false, copies.size() == 1)));
+    refs.push_back(await(add(q, std::move(row), false, copies.size() == 1, checked)));
     payload_charged = true;
     ++counters.enqueued;
     observe([&](QueueObserver& o) { o.stored(copy.realm); });

@@ -3,6 +3,8 @@
 // adopted as this node's own.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <iterator>
 #include <set>
 
 #include "broker/queue_state.h"
@@ -75,7 +77,7 @@ void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadS
   std::vector<Ref> refs;
   for (auto& row : contents.rows) {  // by seq: each queue keeps its order
     if ((row.expires_ms && row.expires_ms <= now) || by_id.count(row.id) || dead_by_id.count(row.id)) continue;
-    row.seq = next_seq++;
+    row.seq = next_seq();
     Queue& q = queue_for(QueueCopy{row.realm, row.event, row.consumer, {}, {}});
     ops.push_back(store::put(row));
     refs.push_back(await(add(q, std::move(row), false)));
@@ -84,7 +86,7 @@ void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadS
   std::vector<store::DeadRow> dead_rows;
   for (auto& d : contents.dead) {
     if (by_id.count(d.row.id) || dead_by_id.count(d.row.id)) continue;
-    d.row.seq = next_seq++;
+    d.row.seq = next_seq();
     ops.push_back(store::put(d));
     dead_rows.push_back(std::move(d));
   }
@@ -105,44 +107,108 @@ void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadS
   });
 }
 
+// A consumer's queues may be on every shard: each releases its own, and the rows are merged by seq.
 void DurableQueues::release(std::string realm, std::string consumer, std::function<void(Moved)> done) {
-  state_->post([s = state_.get(), realm = std::move(realm), consumer = std::move(consumer), done = std::move(done)] {
-    done(s->release(realm, consumer));
-  });
+  gather<Moved>(
+      shards_, [realm, consumer](State& s, std::function<void(Moved)> reply) { reply(s.release(realm, consumer)); },
+      [done](std::vector<Moved> parts) {
+        Moved all = std::move(parts[0]);
+        for (size_t i = 1; i < parts.size(); ++i) {
+          all.rows.insert(all.rows.end(), std::make_move_iterator(parts[i].rows.begin()),
+                          std::make_move_iterator(parts[i].rows.end()));
+          all.subscriptions.insert(all.subscriptions.end(), std::make_move_iterator(parts[i].subscriptions.begin()),
+                                   std::make_move_iterator(parts[i].subscriptions.end()));
+        }
+        if (parts.size() > 1)
+          std::sort(all.rows.begin(), all.rows.end(), [](const store::Row& a, const store::Row& b) { return a.seq < b.seq; });
+        done(std::move(all));
+      });
 }
 
 void DurableQueues::consumers(std::function<void(Consumers)> done) {
-  state_->post([s = state_.get(), done = std::move(done)] {
-    std::set<std::pair<std::string, std::string>> all;
-    for (const auto& [id, spec] : s->stored_specs) {
-      if (auto rec = record_of(id, spec)) all.emplace(rec->realm, rec->consumer);
-    }
-    for (const auto& [id, q] : s->queues) {
-      if (!q.entries.empty() && !q.consumer.empty()) all.emplace(q.realm, q.consumer);
-    }
-    done(Consumers(all.begin(), all.end()));
-  });
+  using Set = std::set<std::pair<std::string, std::string>>;
+  gather<Set>(
+      shards_,
+      [](State& s, std::function<void(Set)> reply) {
+        Set all;
+        for (const auto& [id, spec] : s.stored_specs) {
+          if (auto rec = record_of(id, spec)) all.emplace(rec->realm, rec->consumer);
+        }
+        for (const auto& [id, q] : s.queues) {
+          if (!q.entries.empty() && !q.consumer.empty()) all.emplace(q.realm, q.consumer);
+        }
+        reply(std::move(all));
+      },
+      [done](std::vector<Set> parts) {
+        Set all;
+        for (auto& p : parts) all.merge(p);
+        done(Consumers(all.begin(), all.end()));
+      });
 }
 
+// The subscriptions go to the shard of their queue, which alone may have stored one again since; the
+// rows' erasures to the first shard (their seqs are no one's now).
 void DurableQueues::forget(Moved moved, std::function<void(const Status&)> done) {
-  state_->post([s = state_.get(), moved = std::move(moved), done = std::move(done)] {
-    std::vector<store::Op> ops;
-    for (const auto& row : moved.rows) {
-      // A row adopted back here (a move that failed) has a seq of its own now; this one is the old record.
-      ops.push_back(store::erase_row(row.seq));
-    }
-    for (const auto& rec : moved.subscriptions) {
-      std::string id = store::subscription_id(rec.realm, rec.key, rec.consumer);
-      if (!s->stored_specs.count(id)) ops.push_back(store::erase_subscription(std::move(id)));
-    }
-    s->submit(std::move(ops), done);
-  });
+  std::vector<std::vector<store::SubscriptionRecord>> subs(shards_.size());
+  for (auto& rec : moved.subscriptions) {
+    auto sub = read_ ? read_(rec) : std::nullopt;
+    size_t i = sub ? shard_of_queue(rec.realm, rec.key, sub->consumer_id).index : 0;
+    subs[i].push_back(std::move(rec));
+  }
+  auto rows = std::make_shared<std::vector<store::Row>>(std::move(moved.rows));
+  auto by_shard = std::make_shared<std::vector<std::vector<store::SubscriptionRecord>>>(std::move(subs));
+  gather<std::optional<Error>>(
+      shards_,
+      [rows, by_shard](State& s, std::function<void(std::optional<Error>)> reply) {
+        std::vector<store::Op> ops;
+        if (s.index == 0) {
+          // A row adopted back here (a move that failed) has a seq of its own now; this one is the old record.
+          for (const auto& row : *rows) ops.push_back(store::erase_row(row.seq));
+        }
+        for (const auto& rec : (*by_shard)[s.index]) {
+          std::string id = store::subscription_id(rec.realm, rec.key, rec.consumer);
+          if (!s.stored_specs.count(id)) ops.push_back(store::erase_subscription(std::move(id)));
+        }
+        s.submit(std::move(ops), [reply](const Status& st) { reply(st ? std::nullopt : std::optional<Error>(st.error())); });
+      },
+      [done](std::vector<std::optional<Error>> parts) {
+        if (!done) return;
+        for (auto& e : parts)
+          if (e) return done(*e);
+        done(Ok{});
+      });
 }
 
+// Each shard adopts the records of its queues; `done` has every shard's subscriptions.
 void DurableQueues::adopt(store::Backend::Contents contents, ReadSubscription read, Adopted done) {
-  state_->post([s = state_.get(), contents = std::move(contents), read = std::move(read), done = std::move(done)]() mutable {
-    s->adopt(contents, read, done);
-  });
+  auto parts = std::make_shared<std::vector<store::Backend::Contents>>(shards_.size());
+  for (auto& rec : contents.subscriptions) {
+    auto sub = read(rec);
+    size_t i = sub ? shard_of_queue(rec.realm, rec.key, sub->consumer_id).index : 0;
+    (*parts)[i].subscriptions.push_back(std::move(rec));
+  }
+  for (auto& row : contents.rows)  // by seq: each part keeps its queues' order
+    (*parts)[shard_of_queue(row.realm, row.event, row.consumer).index].rows.push_back(std::move(row));
+  for (auto& d : contents.dead)
+    (*parts)[shard_of_queue(d.row.realm, d.row.event, d.row.consumer).index].dead.push_back(std::move(d));
+  using Part = std::pair<std::optional<Error>, std::vector<DurableSubscription>>;
+  gather<Part>(
+      shards_,
+      [parts, read](State& s, std::function<void(Part)> reply) {
+        s.adopt((*parts)[s.index], read, [reply](const Status& st, std::vector<DurableSubscription> subs) {
+          reply({st ? std::nullopt : std::optional<Error>(st.error()), std::move(subs)});
+        });
+      },
+      [done](std::vector<Part> answers) {
+        std::optional<Error> error;
+        std::vector<DurableSubscription> subs;
+        for (auto& [e, s] : answers) {
+          if (e && !error) error = e;
+          subs.insert(subs.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+        }
+        if (error) done(*error, std::move(subs));
+        else done(Ok{}, std::move(subs));
+      });
 }
 
 }  // namespace siomq::broker

@@ -1,5 +1,5 @@
 // What the durable queues tell an observer (the server's metrics) about the copies they handle, per realm.
-// Called on the queues thread only, once per event; an implementation must be cheap and must not call back
+// Called on the queues threads (one per shard, so from several at once), once per event; an implementation must be cheap and must not call back
 // into the queues. The observer is given in QueueOptions and must outlive the DurableQueues.
 #pragma once
 

@@ -1,7 +1,13 @@
 // The state behind DurableQueues: internal to the durable queues (src/broker/durable_queues.h is their
-// interface), included only by the files that define its parts. Everything here is touched only on the
-// queues thread, except where a member says otherwise (`unwritten`, read by behind() on any thread;
-// `written`, filled by the writer thread under `written_mu`; `io_owner`, held weakly by transport receipts).
+// interface), included only by the files that define its parts.
+//
+// Shards (docs/design.md "Durable queue shards"): QueueOptions::shards States, each with its own thread,
+// each owning the queues whose id hashes to it (shard_of) with everything that is per queue or per copy:
+// entries, by_id, deadlines, expiries, the DLQ entries of its queues, their stored subscriptions, the
+// connections its copies are out to, its batch for the writer. A State is touched only on its own thread,
+// except where a member says otherwise (`written`, filled by the writer thread under `written_mu`;
+// `io_owner`, held weakly by transport receipts). What the shards share is in Shared: the seq counter,
+// the bytes not yet written, and the caps' counts (under their mutex).
 //
 // Ownership: DurableQueues owns the State. `queues` owns each Queue, a Queue owns its entries (std::map:
 // their addresses are stable while they live). by_id, the connections' lists, deadlines and expiries hold
@@ -78,6 +84,35 @@ constexpr size_t kPrefetchWindow = 256;
 // What keeping one stored row in memory costs besides its bytes (entry, indexes, ids), for the byte caps.
 constexpr size_t kRowOverhead = 256;
 
+// A realm's share of the caps: its rows and the bytes charged to it. It lives while either is not zero.
+struct RealmUse {
+  const std::string* name = nullptr;  // its key in QueueCaps::realms
+  size_t rows = 0;
+  size_t bytes = 0;
+};
+
+// The counts the caps are judged on, shared by the shards (a realm's queues may be on any of them): a copy
+// is checked against the caps and charged in one step under `mu` (charge_if_fits), so the caps are exact
+// whichever shards store a realm's copies.
+struct QueueCaps {
+  std::mutex mu;
+  std::unordered_map<std::string, RealmUse> realms;  // by realm
+  size_t total_bytes = 0;
+};
+
+// What every shard reads or writes: atomics, or under their own mutex.
+struct DurableQueues::Shared {
+  explicit Shared(size_t n) : shards(n) {}
+  const size_t shards;
+  std::atomic<uint64_t> next_seq{1};  // rows are keyed by seq, unique across the shards
+  std::atomic<size_t> unwritten{0};   // bytes enqueued whose write has not finished (behind())
+  QueueCaps caps;
+  // The shard that owns a queue (by its queue_id) or that a message id is first looked for in (the shard
+  // that made it, unless it came from elsewhere: ids moved from another node, or stored under another
+  // shard count).
+  size_t shard_of(std::string_view id) const { return shards == 1 ? 0 : std::hash<std::string_view>{}(id) % shards; }
+};
+
 struct DurableQueues::State {
   struct Queue;
   struct Connection;
@@ -107,12 +142,6 @@ struct DurableQueues::State {
     const std::string* id = nullptr;  // its key in `connections`
     size_t bytes = 0;
     Entry* first = nullptr;
-  };
-  // A realm's share of the caps: its rows and the bytes charged to it. It lives while either is not zero.
-  struct RealmUse {
-    const std::string* name = nullptr;  // its key in `realm_use`
-    size_t rows = 0;
-    size_t bytes = 0;
   };
   struct Queue {
     std::string realm, key, consumer_id, consumer;
@@ -214,22 +243,29 @@ struct DurableQueues::State {
     size_t rows = 0;
     RealmUse* realm = nullptr;  // alive while the payload is charged to it (its bytes are not zero)
   };
-  void charge_payload(const store::Row& row, RealmUse& realm);
+  // (`precharged`: the realm's bytes were charged already, by charge_if_fits.)
+  void charge_payload(const store::Row& row, RealmUse& realm, bool precharged);
   // The realm whose bytes the row's payload left when it was its last row (for forget_unused), else null.
   RealmUse* release_payload(const store::Row& row);
-  // The realm's record, made if it has none yet; forget_unused drops one holding nothing.
+  // The realm's record, made if it has none yet; forget_unused drops one holding nothing. (Under caps.mu.)
   RealmUse& realm_use_of(const std::string& realm) {
-    auto [it, fresh] = realm_use.try_emplace(realm);
+    auto [it, fresh] = shared.caps.realms.try_emplace(realm);
     if (fresh) it->second.name = &it->first;
     return it->second;
   }
   void forget_unused(RealmUse& u) {
-    if (u.rows == 0 && u.bytes == 0) realm_use.erase(*u.name);
+    if (u.rows == 0 && u.bytes == 0) shared.caps.realms.erase(*u.name);
   }
   // What a message costs the writer's backlog: each copy is encoded (payload included) on its own.
   static size_t copy_bytes(const StoredMessage& m) { return m.payload.size() + charge_of(m.attachments); }
-  // Whether one more copy of `bytes` fits in `realm` under the caps on rows and bytes.
-  bool fits(const std::string& realm, size_t bytes);
+  // Whether any cap on stored copies is set.
+  bool capped() const {
+    return options.max_queued_per_realm || options.max_queued_bytes_per_realm || options.max_queued_bytes_total;
+  }
+  // Whether one more copy of `bytes` fits in `realm` under the caps on rows and bytes; if it does, its row
+  // and bytes are charged at once (one step under caps.mu, so shards racing on a realm cannot both pass the
+  // last room), and the copy's add() is told `precharged`.
+  bool charge_if_fits(const std::string& realm, size_t bytes);
 
   // Room for one more copy of `q` to the connection `socket`: the queue's count, and the connection's
   // bytes (at least one copy goes whatever its size).
@@ -248,13 +284,15 @@ struct DurableQueues::State {
   // are deleted and the window refilled; the others wait for the consumer's next replay.
   void on_sent(uint64_t token, const std::vector<std::string>& ids, bool ok);
 
-  State(Broker& b, store::Writer& w, QueueOptions o)
-      : broker(b), writer(w), options(o), io_owner(std::make_shared<boost::asio::io_context>()), io(*io_owner),
-        due(io, [this](Entry* e) { on_due(*e); }), expiry_timer(io) {}
+  State(Broker& b, store::Writer& w, QueueOptions o, Shared& sh, size_t i)
+      : broker(b), writer(w), options(o), shared(sh), index(i), io_owner(std::make_shared<boost::asio::io_context>()),
+        io(*io_owner), due(io, [this](Entry* e) { on_due(*e); }), expiry_timer(io) {}
 
   Broker& broker;
   store::Writer& writer;
-  QueueOptions options;
+  QueueOptions options;  // window_bytes is this shard's share of the connection's window
+  Shared& shared;
+  const size_t index;  // which shard this is
   // Transport receipts may be answered from destructors after this state is gone (an endpoint held by a
   // realm, destroyed at shutdown after the queues): they hold the io_context weakly and post nothing then.
   std::shared_ptr<boost::asio::io_context> io_owner;
@@ -265,8 +303,10 @@ struct DurableQueues::State {
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
   std::thread thread;
 
-  // What stats() and view() report as the totals.
+  // What stats() and view() report as the totals: this shard's, but for queued_bytes (the caps', shared).
   QueueStats totals() const;
+  // A put of every stored row, DLQ entry and durable subscription of this shard (a move of the store).
+  std::vector<store::Op> records() const;
   // view()'s per-realm counts (queue_view.cc): a pass over every queue and DLQ entry, made at most once a
   // second however many console sessions ask.
   std::map<std::string, RealmQueueCounts> viewed_realms;
@@ -286,9 +326,9 @@ struct DurableQueues::State {
   std::unordered_map<uint64_t, uint32_t> gone_awaited;
   // connection -> ids of its queues waiting for its room, in the order they began to wait
   std::unordered_map<std::string, std::deque<std::string>> starved;
-  std::unordered_map<std::string, RealmUse> realm_use;  // by realm: its rows and their charges
-  std::unordered_map<const std::string*, PayloadUse> payloads;  // payload buffers held by rows
-  size_t total_bytes = 0;
+  // Payload buffers held by this shard's rows. A message with copies on two shards is charged by each
+  // (too much while both live, never too little).
+  std::unordered_map<const std::string*, PayloadUse> payloads;
   // Expiries and `due` hold only live entries (a removed entry leaves them at once), so memory follows
   // what is stored, not what went through.
   struct ByTime {
@@ -317,19 +357,20 @@ struct DurableQueues::State {
   // Batches written by the writer thread, with their outcome, waiting for run_written on this thread.
   std::mutex written_mu;
   std::vector<std::pair<std::vector<Then>, Status>> written;
-  uint64_t next_seq = 1;
+  uint64_t next_seq() { return shared.next_seq.fetch_add(1, std::memory_order_relaxed); }
   uint64_t next_receipt = 1;
-  std::atomic<size_t> unwritten{0};  // bytes enqueued whose write has not finished (DurableQueues::behind)
   QueueStats counters;
 
   // queue_log.cc: queues, their entries and the store.
-  // A fresh id for the copy `seq`, as its surface names copies (QueueOptions::new_message_id).
+  // A fresh id for the copy `seq`, as its surface names copies (QueueOptions::new_message_id), drawn again
+  // until it is this shard's (Shared::shard_of), so that its ACK comes here first.
   std::string new_id(uint64_t seq);
   Queue& queue_for(const QueueCopy& q);
   // `sole_payload`: no other row holds the row's payload buffer (one stored copy of a message), which is
   // then charged with the entry instead of counted in `payloads` (a hash node made and freed per message).
   // Said of a shared buffer, it would charge that buffer twice while both rows live, never too little.
-  Entry& add(Queue& q, store::Row row, bool committed, bool sole_payload = false);
+  // `precharged`: charge_if_fits has charged its row and bytes (exactly what add would have).
+  Entry& add(Queue& q, store::Row row, bool committed, bool sole_payload = false, bool precharged = false);
   // Forgets an entry (the caller writes the matching store change).
   void remove(Entry& e);
   void drop_empty_queues();
@@ -394,5 +435,45 @@ struct DurableQueues::State {
     if (options.observer) tell(*options.observer);
   }
 };
+
+using Shards = std::vector<std::unique_ptr<DurableQueues::State>>;
+
+// Adds a shard's counts to `sum`, but for queued_bytes (the caps' count, already the shards' total).
+void add_counts(QueueStats& sum, const QueueStats& shard);
+
+// Runs `part(shard, reply)` on every shard's thread; once each has replied (at once or later, from any
+// thread), `done` gets their answers in shard order, on the thread of the last reply.
+template <class T>
+void gather(const Shards& shards, std::function<void(DurableQueues::State&, std::function<void(T)>)> part,
+            std::function<void(std::vector<T>)> done) {
+  struct Pending {
+    std::mutex mu;
+    std::vector<T> answers;
+    size_t left;
+    std::function<void(std::vector<T>)> done;
+  };
+  auto p = std::make_shared<Pending>();
+  p->answers.resize(shards.size());
+  p->left = shards.size();
+  p->done = std::move(done);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    DurableQueues::State* s = shards[i].get();
+    s->post([s, p, i, part] {
+      part(*s, [p, i](T answer) {
+        std::unique_lock lock(p->mu);
+        p->answers[i] = std::move(answer);
+        if (--p->left) return;
+        lock.unlock();
+        p->done(std::move(p->answers));
+      });
+    });
+  }
+}
+
+// Asks the shards one after another, `home` first, on each one's thread: `ask(shard, next)` answers, or
+// calls `next()` to pass the question on; the last shard gets a null `next` and must answer. (For what
+// is looked up by message id: its id names a shard, but ids made elsewhere may be in any.)
+void ask_in_turn(const Shards& shards, size_t home, std::function<void(DurableQueues::State&, std::function<void()>)> ask,
+                 size_t asked = 0);
 
 }  // namespace siomq::broker

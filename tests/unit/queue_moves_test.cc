@@ -17,6 +17,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
+QueueOptions with_shards(size_t shards) {
+  QueueOptions o;
+  o.shards = shards;
+  return o;
+}
+
 // One node's durable queues on a file store of its own.
 struct Node {
   store::TempDir dir;
@@ -24,9 +30,9 @@ struct Node {
   store::Writer writer{*backend, store::SyncMode::always, 0us};
   Broker broker;
   Recorder sink;
-  DurableQueues queues{broker, writer, QueueOptions{}};
+  DurableQueues queues;
 
-  Node() {
+  explicit Node(size_t shards = 1) : queues(broker, writer, with_shards(shards)) {
     queues.load(backend->load(), surfaces::read_subscription);
     queues.start();
   }
@@ -88,8 +94,14 @@ struct Node {
 };
 
 
-TEST(QueueMoves, AConsumersQueuesMoveWholeInOrderAndTheOthersStay) {
-  Node a, b;
+// Each test runs with one queues thread on the first node and two on the other, and with three and four:
+// the nodes' shard counts differ, as a cluster's may.
+class QueueMoves : public ::testing::TestWithParam<size_t> {};
+INSTANTIATE_TEST_SUITE_P(Shards, QueueMoves, ::testing::Values(1, 3),
+                         [](const ::testing::TestParamInfo<size_t>& p) { return std::to_string(p.param) + "shards"; });
+
+TEST_P(QueueMoves, AConsumersQueuesMoveWholeInOrderAndTheOthersStay) {
+  Node a{GetParam()}, b{GetParam() + 1};
   a.subscribe("x");
   a.subscribe("y");
   a.enqueue("x", 5);
@@ -133,8 +145,8 @@ TEST(QueueMoves, AConsumersQueuesMoveWholeInOrderAndTheOthersStay) {
   EXPECT_EQ(b.stored().rows.size(), 0u);
 }
 
-TEST(QueueMoves, AdoptingTheSameRecordsTwiceKeepsOneCopyAndExpiredRowsAreDropped) {
-  Node a, b;
+TEST_P(QueueMoves, AdoptingTheSameRecordsTwiceKeepsOneCopyAndExpiredRowsAreDropped) {
+  Node a{GetParam()}, b{GetParam() + 1};
   a.subscribe("x");
   a.enqueue("x", 3);
   auto moved = a.release("x");
@@ -153,8 +165,8 @@ TEST(QueueMoves, AdoptingTheSameRecordsTwiceKeepsOneCopyAndExpiredRowsAreDropped
   EXPECT_EQ(b.stats().queued, 3u);
 }
 
-TEST(QueueMoves, ASubscriptionMadeAgainBeforeTheForgetIsKept) {
-  Node a;
+TEST_P(QueueMoves, ASubscriptionMadeAgainBeforeTheForgetIsKept) {
+  Node a{GetParam()};
   a.subscribe("x");
   a.enqueue("x", 1);
   auto moved = a.release("x");
@@ -165,8 +177,8 @@ TEST(QueueMoves, ASubscriptionMadeAgainBeforeTheForgetIsKept) {
   EXPECT_EQ(left.subscriptions.size(), 1u);
 }
 
-TEST(QueueMoves, ASubscriptionTheConsumerMadeOnTheAdopterWinsOverTheAdoptedOne) {
-  Node a, b;
+TEST_P(QueueMoves, ASubscriptionTheConsumerMadeOnTheAdopterWinsOverTheAdoptedOne) {
+  Node a{GetParam()}, b{GetParam() + 1};
   a.subscribe("x");
   a.enqueue("x", 2);
   auto moved = a.release("x");
@@ -191,8 +203,8 @@ TEST(QueueMoves, ASubscriptionTheConsumerMadeOnTheAdopterWinsOverTheAdoptedOne) 
   EXPECT_EQ(msg_id(sent[0].payload), "");  // no ACK fields
 }
 
-TEST(QueueMoves, ReleasingAConsumerWithNothingHereMovesNothing) {
-  Node a;
+TEST_P(QueueMoves, ReleasingAConsumerWithNothingHereMovesNothing) {
+  Node a{GetParam()};
   a.subscribe("y");
   a.enqueue("y", 1);  // written after the subscription: both are in the store once it is confirmed
   auto moved = a.release("x");

@@ -69,7 +69,7 @@ class Metrics : public broker::QueueObserver {
   // /api/stats as the realm's consumers they are.
   void sse_stream_opened(std::string_view realm);
 
-  // broker::QueueObserver (the durable queues' thread).
+  // broker::QueueObserver (the durable queues' threads).
   void stored(std::string_view realm) override;
   void sent(std::string_view realm, std::string_view key) override;
   void ack_timed_out(std::string_view realm) override;
