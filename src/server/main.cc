@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
   app.add_option("--sync-window-us", opt.sync_window_us, "How long a batch waits for more writes, in microseconds")
       ->capture_default_str();
   app.add_option("--threads", opt.threads, "I/O threads (default: one per core)");
+  app.add_option("--queue-threads", opt.queue_threads,
+                 "Durable queues threads, each owning a share of the queues (default: one per four I/O threads)")
+      ->check(CLI::Range(0u, 64u));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));

@@ -145,6 +145,9 @@ void Server::start_queues() {
   queue_options.max_queued_bytes_total = st.max_queued_bytes_total;
   queue_options.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };
   queue_options.observer = &surfaces::http::process_metrics();
+  // The queues threads are fed by the I/O threads: one for every four keeps up with them (measured in
+  // docs/performance.md "Scaling with cores").
+  queue_options.shards = options_.queue_threads ? options_.queue_threads : std::max(1u, threads_ / 4);
   queues_ = std::make_unique<broker::DurableQueues>(*broker_, *writer_, queue_options);
   keys_ = std::make_unique<broker::KeyDirectory>(*writer_, settings_.key_directory);
   if (auto aside = keys_->load(contents.directory); !aside.empty()) writer_->submit(std::move(aside), nullptr);

@@ -84,6 +84,8 @@ struct ServerOptions {
   std::string sync = "batch";
   unsigned sync_window_us = 2000;
   unsigned threads = 0;  // 0: one per core
+  // Durable queues threads (QueueOptions::shards). 0: one per four I/O threads, at least one.
+  unsigned queue_threads = 0;
   bool diagnostics = false;
   // TLS from the command line: --tls-cert and --tls-key (both or neither) replace the settings' tls
   // cert and key; --tls-port its port.

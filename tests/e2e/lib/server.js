@@ -61,14 +61,16 @@ function tempDir(t) {
 //             a second server can start on the data of the first
 //   diagnostics  adds --diagnostics
 //   threads   --threads (default 2, so that cross-worker paths run)
+//   queueThreads  --queue-threads (default 2, so that queues on different shards and requests passed
+//             between them run)
 //   port      --port (default 0: a free port)
 // Returns { port, url, settingsFile, dir, stop(), kill(signal), logs(), waitForLog(re, ms), exited }.
 async function startServer(t, opts = {}) {
-  const { settings, args = [], diagnostics = false, threads = 2, logLevel = 'info', env = {}, port: askedPort = 0,
-    dataDir } = opts;
+  const { settings, args = [], diagnostics = false, threads = 2, queueThreads = 2, logLevel = 'info', env = {},
+    port: askedPort = 0, dataDir } = opts;
   const dir = makeTempDir();
-  const argv = ['--port', String(askedPort), '--threads', String(threads), '--log-level', logLevel,
-    '--data-dir', dataDir || path.join(dir, 'data')];
+  const argv = ['--port', String(askedPort), '--threads', String(threads), '--queue-threads', String(queueThreads),
+    '--log-level', logLevel, '--data-dir', dataDir || path.join(dir, 'data')];
   let settingsFile;
   if (settings !== undefined) {
     settingsFile = writeSettings(dir, settings);
