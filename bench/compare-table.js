@@ -25,6 +25,7 @@ const metrics = {
   'latency-2k': latency(),
   'latency-10k': latency(),
   durable: [['acked/s', (r) => r.acked_per_s, true]],
+  'durable-4-16': [['acked/s', (r) => r.acked_per_s, true]],
   topics: [['deliveries/s', (r) => r.deliveries_per_s, true]],
   group: [['deliveries/s', (r) => r.deliveries_per_s, true]],
   chunked: [['MiB/s', (r) => (r.deliveries_per_s * r.size) / (1 << 20), true]],
@@ -36,14 +37,15 @@ const what = {
   'latency-2k': 'one-way latency at 2,000 msg/s, 64 B',
   'latency-10k': 'one-way latency at 10,000 msg/s, 64 B',
   durable: 'durable + ACK, 1 → 1, 64 B (siomq: file store, group commit)',
+  'durable-4-16': 'durable + ACK, 4 producers → 16 consumers, 64 B (file store, group commit)',
   topics: 'wildcard subscribers, 1 → 4',
   group: 'consumer group of 4 workers',
   chunked: '1 MiB messages as chunks, 1 → 1',
   'connections-10k': '10,000 idle connections',
 };
 // The peers in the table: those that ran, in this order.
-const peers = ['baseline', 'siomq-tls', 'tyo-mq', 'relay'].filter((s) => rows.some((r) => r.server === s));
-const label = { baseline: `siomq ${baseline || 'baseline'}`, 'siomq-tls': 'siomq over TLS', 'tyo-mq': 'tyo-mq', relay: 'relay' };
+const peers = ['baseline', 'siomq-tls', 'siomq-q2', 'tyo-mq', 'relay'].filter((s) => rows.some((r) => r.server === s));
+const label = { baseline: `siomq ${baseline || 'baseline'}`, 'siomq-tls': 'siomq over TLS', 'siomq-q2': 'siomq, 2 queues threads', 'tyo-mq': 'tyo-mq', relay: 'relay' };
 
 const median = (xs) => {
   const s = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
@@ -92,6 +94,9 @@ if (peers.includes('baseline'))
 if (peers.includes('siomq-tls'))
   lines.push('- **siomq over TLS**: the same server and flags with `--tls-cert/--tls-key` (a self-signed P-256 certificate), ' +
     'driven over `wss://` by the same load generator; its "× better" is the cost of TLS.');
+if (peers.includes('siomq-q2'))
+  lines.push('- **siomq, 2 queues threads**: the same server and flags with `--queue-threads 2`: two durable queue ' +
+    'shards sharing the one server core (what sharding costs or saves there; it cannot show scaling).');
 if (peers.includes('relay'))
   lines.push('- **relay**: `bench/peers/relay.js`, a hand-written socket.io@4 relay with an in-memory durable queue and ACK.');
 lines.push('');

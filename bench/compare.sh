@@ -10,7 +10,8 @@
 # --baseline REV  adds siomq as built at git revision REV (built once into build/baseline-<rev>), run with the
 #                 same flags: a restructuring shows what it costs, side by side with what it started from.
 # --servers LIST  which servers to run (default: all of siomq, baseline when given, tyo-mq, relay); siomq-tls
-#                 (siomq with --tls-cert/--tls-key, driven over wss://, a certificate made for the run) only when named.
+#                 (siomq with --tls-cert/--tls-key, driven over wss://, a certificate made for the run) and siomq-q2
+#                 (siomq with --queue-threads 2, on the same one core) only when named.
 # --no-bus        skips the bus's table: without --only, --servers or --baseline, the run ends with
 #                 bench/bus_compare.sh (the bus against nats-server) at the same rounds and duration.
 # --prebuilt DIR  runs DIR/src/siomq-server and DIR/src/siomq instead of building build/ (and, with
@@ -92,6 +93,7 @@ scenarios=(
   "latency-2k|latency -r 2000||"
   "latency-10k|latency -r 10000||"
   "durable|durable -p 1 -c 1|no durable queues or ACK|"
+  "durable-4-16|durable -p 4 -c 16|no durable queues or ACK|"
   "topics|topics -p 1 -c 4|no topic wildcards|no topic wildcards"
   "group|group -p 1 -c 4|no consumer groups|no consumer groups"
   "chunked|chunked -p 1 -c 1|no chunked messages|no chunked messages"
@@ -103,20 +105,22 @@ servers+=(tyo-mq relay)
 [ -n "$servers_arg" ] && IFS=',' read -r -a servers <<<"$servers_arg"
 
 port_for() {
-  case $1 in siomq) echo 17460 ;; tyo-mq) echo 17461 ;; relay) echo 17462 ;; baseline) echo 17463 ;; siomq-tls) echo 17464 ;; esac
+  case $1 in siomq) echo 17460 ;; tyo-mq) echo 17461 ;; relay) echo 17462 ;; baseline) echo 17463 ;; siomq-tls) echo 17464 ;;
+    siomq-q2) echo 17465 ;; esac
 }
 
 start_server() {  # start_server NAME: starts it pinned to the server core, waits for its port
   local name=$1 port
   port=$(port_for "$name")
   case $name in
-    siomq | baseline | siomq-tls)
-      local binary=$bin/src/siomq-server tls=()
+    siomq | baseline | siomq-tls | siomq-q2)
+      local binary=$bin/src/siomq-server extra_args=()
       [ "$name" = baseline ] && binary="$baseline_build/src/siomq-server"
-      [ "$name" = siomq-tls ] && tls=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
+      [ "$name" = siomq-tls ] && extra_args=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
+      [ "$name" = siomq-q2 ] && extra_args=(--queue-threads 2)
       rm -rf "$work/data"
       taskset -c "$server_core" "$binary" --port "$port" --threads 1 --storage file --sync batch \
-        --data-dir "$work/data" --settings "$work/settings.json" --log-level warn "${tls[@]}" >"$work/server.log" 2>&1 &
+        --data-dir "$work/data" --settings "$work/settings.json" --log-level warn "${extra_args[@]}" >"$work/server.log" 2>&1 &
       ;;
     tyo-mq) taskset -c "$server_core" node bench/peers/tyo-mq-server.js "$port" >"$work/server.log" 2>&1 & ;;
     relay) taskset -c "$server_core" node bench/peers/relay.js "$port" >"$work/server.log" 2>&1 & ;;

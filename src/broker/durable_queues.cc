@@ -78,9 +78,9 @@ std::vector<DurableSubscription> DurableQueues::load(store::Backend::Contents co
       ++quarantined;
       continue;
     }
-    State& s = shard_of_queue(rec.realm, rec.key, sub->consumer_id);
-    s.stored_specs[store::subscription_id(rec.realm, rec.key, rec.consumer)] = rec.spec;
-    s.queue_for(QueueCopy{rec.realm, rec.key, sub->consumer_id, sub->consumer, sub->policy});
+    shards_[0]->stored_specs[store::subscription_id(rec.realm, rec.key, rec.consumer)] = rec.spec;
+    shard_of_queue(rec.realm, rec.key, sub->consumer_id)
+        .queue_for(QueueCopy{rec.realm, rec.key, sub->consumer_id, sub->consumer, sub->policy});
     out.push_back(std::move(*sub));
   }
   int64_t now = unix_ms();
@@ -187,7 +187,9 @@ void DurableQueues::enqueue(std::shared_ptr<const StoredMessage> message, std::v
       if (!status && !all->error) all->error = status.error();
       if (--all->left) return;
       lock.unlock();
-      if (all->error) all->done(0, *all->error);
+      // A failure on one shard is the message's, as one across nodes is (the tyo-mq surface's ConfirmJoin):
+      // the producer is told, though the other shards' copies stay stored, and a retry stores them again.
+      if (all->error) all->done(all->stored, *all->error);
       else all->done(all->stored, Ok{});
     });
   }
@@ -216,7 +218,11 @@ void DurableQueues::ack(std::string realm, std::string socket_id, std::string ms
   auto a = std::make_shared<Ack>(Ack{std::move(realm), std::move(socket_id), std::move(msg_id), std::move(reply)});
   // The shard that made the id first; one that does not know it passes the ACK on.
   ask_in_turn(shards_, shared_->shard_of(a->id), [a](State& s, std::function<void()> next) {
-    if (next && !s.by_id.count(a->id)) return next();
+    if (next) {
+      // Not here, or another realm's copy of the same id (ids are unique per shard): the next shard's.
+      auto it = s.by_id.find(a->id);
+      if (it == s.by_id.end() || it->second->queue->realm != a->realm) return next();
+    }
     s.ack(a->realm, a->socket, a->id, std::move(a->reply));
   });
 }
@@ -226,13 +232,17 @@ void DurableQueues::socket_closed(std::string socket_id) {
 }
 
 void DurableQueues::save_subscription(DurableSubscription subscription) {
-  State* s = &shard_of_queue(subscription.realm, subscription.key, subscription.consumer_id);
+  State* s = shards_[0].get();  // every stored subscription's
   s->post([s, sub = std::move(subscription)]() mutable { s->save_subscription(std::move(sub)); });
 }
 
 void DurableQueues::remove_subscription(DurableSubscription subscription, bool drop_queue) {
-  State* s = &shard_of_queue(subscription.realm, subscription.key, subscription.consumer_id);
-  s->post([s, sub = std::move(subscription), drop_queue] { s->remove_subscription(sub, drop_queue); });
+  if (drop_queue) {
+    State* q = &shard_of_queue(subscription.realm, subscription.key, subscription.consumer_id);
+    q->post([q, sub = subscription] { q->drop_queue(sub); });
+  }
+  State* s = shards_[0].get();
+  s->post([s, sub = std::move(subscription)] { s->remove_subscription(sub); });
 }
 
 void DurableQueues::purge_realm(std::string realm, std::function<void(const Status&)> done) {

@@ -13,22 +13,23 @@ void DurableQueues::State::save_subscription(DurableSubscription sub) {
   submit({store::put(rec)});
 }
 
-void DurableQueues::State::remove_subscription(const DurableSubscription& sub, bool drop_queue) {
-  std::vector<store::Op> ops;
+void DurableQueues::State::remove_subscription(const DurableSubscription& sub) {
   std::string id = store::subscription_id(sub.realm, sub.key, sub.consumer);
-  if (stored_specs.erase(id)) ops.push_back(store::erase_subscription(id));
-  if (drop_queue) {
-    auto it = queues.find(queue_id(sub.realm, sub.key, sub.consumer_id));
-    if (it != queues.end()) {
-      std::vector<Entry*> all;
-      for (auto& [seq, e] : it->second.entries) all.push_back(&e);
-      for (Entry* e : all) {
-        ops.push_back(store::erase_row(e->row.seq));
-        remove(*e);
-      }
-      queues.erase(it);
-    }
+  if (stored_specs.erase(id)) submit({store::erase_subscription(id)});
+}
+
+void DurableQueues::State::drop_queue(const DurableSubscription& sub) {
+  auto it = queues.find(queue_id(sub.realm, sub.key, sub.consumer_id));
+  if (it == queues.end()) return;
+  std::vector<store::Op> ops;
+  std::vector<Entry*> all;
+  for (auto& [seq, e] : it->second.entries) all.push_back(&e);
+  for (Entry* e : all) {
+    ops.push_back(store::erase_row(e->row.seq));
+    remove(*e);
   }
+  emptied.erase(it->second.id);
+  queues.erase(it);
   submit(std::move(ops));
 }
 

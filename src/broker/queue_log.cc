@@ -59,8 +59,8 @@ std::string DurableQueues::State::new_id(uint64_t seq) {
   const int tries = shared.shards == 1 ? 1 : static_cast<int>(16 * shared.shards);
   for (int draw = 1;; ++draw) {
     std::string id = options.new_message_id ? options.new_message_id(seq) : std::to_string(seq);
-    if (by_id.count(id) || dead_by_id.count(id)) continue;
-    if (draw >= tries || !options.new_message_id || shared.shard_of(id) == index) return id;
+    if (draw < tries && options.new_message_id && shared.shard_of(id) != index) continue;
+    if (!by_id.count(id) && !dead_by_id.count(id)) return id;
   }
 }
 

@@ -55,23 +55,16 @@ DurableQueues::Moved DurableQueues::State::release(const std::string& realm, con
   return out;
 }
 
-void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadSubscription& read, const Adopted& done) {
-  std::vector<store::Op> ops;
-  std::vector<DurableSubscription> subs;
-  for (auto& rec : contents.subscriptions) {
-    auto sub = read(rec);
-    if (!sub) continue;  // unusable: dropped with the section
-    // One made here since (the consumer subscribed here again) is newer: it stays, and so does the policy
-    // its queue has from it.
-    auto [at, fresh] = stored_specs.try_emplace(store::subscription_id(rec.realm, rec.key, rec.consumer), rec.spec);
-    Queue& q = queue_for(QueueCopy{rec.realm, rec.key, sub->consumer_id, {}, {}});
-    if (fresh || q.consumer.empty()) {
-      q.consumer = sub->consumer;
-      q.policy = sub->policy;
+void DurableQueues::State::adopt(store::Backend::Contents& contents, const std::vector<DurableSubscription>& subs,
+                                 std::vector<store::Op> ops, const std::function<void(const Status&, size_t rows, size_t dead)>& done) {
+  for (const DurableSubscription& sub : subs) {
+    // A queue whose consumer is known here keeps it, and its policy: a subscription made here since (the
+    // consumer subscribed here again) is newer.
+    Queue& q = queue_for(QueueCopy{sub.realm, sub.key, sub.consumer_id, {}, {}});
+    if (q.consumer.empty()) {
+      q.consumer = sub.consumer;
+      q.policy = sub.policy;
     }
-    if (!fresh) continue;
-    ops.push_back(store::put(rec));
-    subs.push_back(std::move(*sub));
   }
   const int64_t now = unix_ms();
   std::vector<Ref> refs;
@@ -91,19 +84,17 @@ void DurableQueues::State::adopt(store::Backend::Contents& contents, const ReadS
     dead_rows.push_back(std::move(d));
   }
   const size_t rows = refs.size();
-  submit(std::move(ops), [this, refs = std::move(refs), dead_rows = std::move(dead_rows), subs = std::move(subs), rows,
-                          done](const Status& status) mutable {
+  submit(std::move(ops), [this, refs = std::move(refs), dead_rows = std::move(dead_rows), rows, done](const Status& status) mutable {
     // Committed copies go out to consumers online here; copies that were not written are forgotten.
     committed(refs, status, nullptr);
+    const size_t dead_count = dead_rows.size();
     if (status) {
       for (auto& d : dead_rows) {
         dead_by_id[d.row.id] = d.row.seq;
         dead.emplace(d.row.seq, std::move(d));
       }
-      spdlog::info("store: adopted {} queued messages, {} dead-lettered, {} durable subscriptions", rows,
-                   dead_rows.size(), subs.size());
     }
-    done(status, std::move(subs));
+    done(status, rows, dead_count);
   });
 }
 
@@ -146,68 +137,77 @@ void DurableQueues::consumers(std::function<void(Consumers)> done) {
       });
 }
 
-// The subscriptions go to the shard of their queue, which alone may have stored one again since; the
-// rows' erasures to the first shard (their seqs are no one's now).
+// Erased by the first shard, which holds every stored subscription (and alone may have stored one again
+// since); the rows' seqs are no one's now.
 void DurableQueues::forget(Moved moved, std::function<void(const Status&)> done) {
-  std::vector<std::vector<store::SubscriptionRecord>> subs(shards_.size());
-  for (auto& rec : moved.subscriptions) {
-    auto sub = read_ ? read_(rec) : std::nullopt;
-    size_t i = sub ? shard_of_queue(rec.realm, rec.key, sub->consumer_id).index : 0;
-    subs[i].push_back(std::move(rec));
-  }
-  auto rows = std::make_shared<std::vector<store::Row>>(std::move(moved.rows));
-  auto by_shard = std::make_shared<std::vector<std::vector<store::SubscriptionRecord>>>(std::move(subs));
-  gather<std::optional<Error>>(
-      shards_,
-      [rows, by_shard](State& s, std::function<void(std::optional<Error>)> reply) {
-        std::vector<store::Op> ops;
-        if (s.index == 0) {
-          // A row adopted back here (a move that failed) has a seq of its own now; this one is the old record.
-          for (const auto& row : *rows) ops.push_back(store::erase_row(row.seq));
-        }
-        for (const auto& rec : (*by_shard)[s.index]) {
-          std::string id = store::subscription_id(rec.realm, rec.key, rec.consumer);
-          if (!s.stored_specs.count(id)) ops.push_back(store::erase_subscription(std::move(id)));
-        }
-        s.submit(std::move(ops), [reply](const Status& st) { reply(st ? std::nullopt : std::optional<Error>(st.error())); });
-      },
-      [done](std::vector<std::optional<Error>> parts) {
-        if (!done) return;
-        for (auto& e : parts)
-          if (e) return done(*e);
-        done(Ok{});
-      });
+  State* s = shards_[0].get();
+  s->post([s, moved = std::move(moved), done = std::move(done)] {
+    std::vector<store::Op> ops;
+    for (const auto& row : moved.rows) {
+      // A row adopted back here (a move that failed) has a seq of its own now; this one is the old record.
+      ops.push_back(store::erase_row(row.seq));
+    }
+    for (const auto& rec : moved.subscriptions) {
+      std::string id = store::subscription_id(rec.realm, rec.key, rec.consumer);
+      if (!s->stored_specs.count(id)) ops.push_back(store::erase_subscription(std::move(id)));
+    }
+    s->submit(std::move(ops), done);
+  });
 }
 
-// Each shard adopts the records of its queues; `done` has every shard's subscriptions.
+// Each shard adopts the rows, DLQ entries and subscribed queues of its queues; the first, which holds every
+// stored subscription, also writes those new here (one stored here since is newer and stays). `done` once
+// all of it is written, with the new subscriptions. Posted to every shard at once, so requests made after
+// it (an ACK of an adopted copy) find what it adopted. (A failure on one shard is the whole adoption's,
+// though the other shards' records are kept: the move is tried again and adopts them once, by their ids.)
 void DurableQueues::adopt(store::Backend::Contents contents, ReadSubscription read, Adopted done) {
   auto parts = std::make_shared<std::vector<store::Backend::Contents>>(shards_.size());
+  auto subs = std::make_shared<std::vector<std::vector<DurableSubscription>>>(shards_.size());
+  auto records = std::make_shared<std::vector<std::pair<store::SubscriptionRecord, DurableSubscription>>>();
   for (auto& rec : contents.subscriptions) {
     auto sub = read(rec);
-    size_t i = sub ? shard_of_queue(rec.realm, rec.key, sub->consumer_id).index : 0;
-    (*parts)[i].subscriptions.push_back(std::move(rec));
+    if (!sub) continue;  // unusable: dropped with the section
+    (*subs)[shard_of_queue(sub->realm, sub->key, sub->consumer_id).index].push_back(*sub);
+    records->emplace_back(std::move(rec), std::move(*sub));
   }
   for (auto& row : contents.rows)  // by seq: each part keeps its queues' order
     (*parts)[shard_of_queue(row.realm, row.event, row.consumer).index].rows.push_back(std::move(row));
   for (auto& d : contents.dead)
     (*parts)[shard_of_queue(d.row.realm, d.row.event, d.row.consumer).index].dead.push_back(std::move(d));
-  using Part = std::pair<std::optional<Error>, std::vector<DurableSubscription>>;
+  struct Part {
+    std::optional<Error> error;
+    size_t rows = 0, dead = 0;
+    std::vector<DurableSubscription> fresh;
+  };
   gather<Part>(
       shards_,
-      [parts, read](State& s, std::function<void(Part)> reply) {
-        s.adopt((*parts)[s.index], read, [reply](const Status& st, std::vector<DurableSubscription> subs) {
-          reply({st ? std::nullopt : std::optional<Error>(st.error()), std::move(subs)});
+      [parts, subs, records](State& s, std::function<void(Part)> reply) {
+        std::vector<store::Op> ops;
+        auto fresh = std::make_shared<std::vector<DurableSubscription>>();
+        if (s.index == 0) {
+          for (const auto& [rec, sub] : *records) {
+            if (!s.stored_specs.try_emplace(store::subscription_id(rec.realm, rec.key, rec.consumer), rec.spec).second)
+              continue;
+            ops.push_back(store::put(rec));
+            fresh->push_back(sub);
+          }
+        }
+        s.adopt((*parts)[s.index], (*subs)[s.index], std::move(ops), [reply, fresh](const Status& st, size_t rows, size_t dead) {
+          reply({st ? std::nullopt : std::optional<Error>(st.error()), rows, dead, std::move(*fresh)});
         });
       },
       [done](std::vector<Part> answers) {
-        std::optional<Error> error;
-        std::vector<DurableSubscription> subs;
-        for (auto& [e, s] : answers) {
-          if (e && !error) error = e;
-          subs.insert(subs.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+        Part sum;
+        for (auto& a : answers) {
+          if (a.error && !sum.error) sum.error = a.error;
+          sum.rows += a.rows;
+          sum.dead += a.dead;
+          sum.fresh.insert(sum.fresh.end(), std::make_move_iterator(a.fresh.begin()), std::make_move_iterator(a.fresh.end()));
         }
-        if (error) done(*error, std::move(subs));
-        else done(Ok{}, std::move(subs));
+        if (sum.error) return done(*sum.error, std::move(sum.fresh));
+        spdlog::info("store: adopted {} queued messages, {} dead-lettered, {} durable subscriptions", sum.rows, sum.dead,
+                     sum.fresh.size());
+        done(Ok{}, std::move(sum.fresh));
       });
 }
 

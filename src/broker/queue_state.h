@@ -341,7 +341,10 @@ struct DurableQueues::State {
   std::set<std::pair<int64_t, Entry*>, ByTime> expiries;  // (expires_ms, entry)
   std::map<uint64_t, store::DeadRow> dead;  // by seq: oldest first
   std::unordered_map<std::string, uint64_t> dead_by_id;
-  std::unordered_map<std::string, std::string> stored_specs;  // subscription_id -> its surface's spec
+  // subscription_id -> its surface's spec. Only the first shard's is used: a subscription is named by its
+  // consumer's name, its queue by a consumer id that may change between subscribes, so the record cannot
+  // follow its queue's shard; on one shard every write of a record is in one order. (Subscribing is rare.)
+  std::unordered_map<std::string, std::string> stored_specs;
   std::unordered_set<std::string> emptied;  // empty queues for the sweep to drop (queue_log.cc)
   // The changes submitted during this turn of the thread's loop, handed to the writer together by flush()
   // (posted by the turn's first submission): one submission, one closure and one lock of the writer per
@@ -393,7 +396,11 @@ struct DurableQueues::State {
 
   // queue_moves.cc: durable queues across nodes.
   Moved release(const std::string& realm, const std::string& consumer);
-  void adopt(store::Backend::Contents& contents, const ReadSubscription& read, const Adopted& done);
+  // This shard's part of an adoption: its queues' subscriptions (their consumer and policy, unless known
+  // here), rows and DLQ entries, written with `ops` (the first shard's: the subscriptions new here); `done`
+  // once written, with how many rows and DLQ entries were taken.
+  void adopt(store::Backend::Contents& contents, const std::vector<DurableSubscription>& subs, std::vector<store::Op> ops,
+             const std::function<void(const Status&, size_t rows, size_t dead)>& done);
 
   // delivery_window.cc (with the window's functions above): where entries are out to, replay, a closed socket.
   EndpointPtr endpoint_of(const Queue& q);
@@ -424,8 +431,11 @@ struct DurableQueues::State {
   void dlq_replay(const std::string& msg_id, const std::function<void(const Result<std::string>&)>& done);
 
   // durable_subscriptions.cc
+  // (Stored subscriptions are all the first shard's: see stored_specs.)
   void save_subscription(DurableSubscription sub);
-  void remove_subscription(const DurableSubscription& sub, bool drop_queue);
+  void remove_subscription(const DurableSubscription& sub);
+  // Deletes the queue of `sub` with its rows (its own shard).
+  void drop_queue(const DurableSubscription& sub);
   void purge_realm(const std::string& realm, const std::function<void(const Status&)>& done);
 
   void post(std::function<void()> f) { boost::asio::post(io, std::move(f)); }

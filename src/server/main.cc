@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", opt.threads, "I/O threads (default: one per core)");
   app.add_option("--queue-threads", opt.queue_threads,
                  "Durable queues threads, each owning a share of the queues (default: one per four I/O threads)")
-      ->check(CLI::Range(0u, 64u));
+      ->check(CLI::Range(0u, 16u));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));

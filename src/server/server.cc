@@ -147,7 +147,8 @@ void Server::start_queues() {
   queue_options.observer = &surfaces::http::process_metrics();
   // The queues threads are fed by the I/O threads: one for every four keeps up with them (measured in
   // docs/performance.md "Scaling with cores").
-  queue_options.shards = options_.queue_threads ? options_.queue_threads : std::max(1u, threads_ / 4);
+  // At most 16: each stored copy's id is drawn until it names its shard, `shards` draws on average.
+  queue_options.shards = options_.queue_threads ? options_.queue_threads : std::clamp(threads_ / 4, 1u, 16u);
   queues_ = std::make_unique<broker::DurableQueues>(*broker_, *writer_, queue_options);
   keys_ = std::make_unique<broker::KeyDirectory>(*writer_, settings_.key_directory);
   if (auto aside = keys_->load(contents.directory); !aside.empty()) writer_->submit(std::move(aside), nullptr);

@@ -785,6 +785,45 @@ TEST_P(DurableQueuesTest, PurgeRealmDeletesItsRowsDeadRowsAndSubscriptionsOnly) 
   std::filesystem::remove_all(dir);
 }
 
+// A stored subscription is named by its consumer's name, its queue by a consumer id that can change between
+// subscribes (it defaults to the socket's id): a subscription saved under one consumer id and removed under
+// another is gone after a restart, and the spec saved last is the one stored. (With the records following
+// their queue's shard, the removal went to another shard than the save and erased nothing.)
+TEST_P(DurableQueuesTest, ASubscriptionSavedAndRemovedUnderOtherConsumerIdsIsOneRecord) {
+  auto dir = std::filesystem::temp_directory_path() / ("siomq-subids-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  shutdown();
+  start(store::open_file(dir.string()));
+  auto under = [](const std::string& consumer_id, DeliveryPolicy policy) {
+    SubscribeSpec s = spec("c", policy);
+    s.id = s.consumer_id = consumer_id;
+    return surfaces::durable_subscription("default", s);
+  };
+  // Consumer ids of queues on different shards (with one shard, any two).
+  std::string x = "x0", y;
+  for (int i = 0; y.empty(); ++i) {
+    std::string id = "y" + std::to_string(i);
+    if (GetParam() == 1 || queues_->shard_of("default", "p-e", id) != queues_->shard_of("default", "p-e", x)) y = id;
+  }
+  queues_->save_subscription(under(x, ack_policy()));
+  queues_->remove_subscription(under(y, ack_policy()), false);
+  // Saved under x, then y with another policy, then x again: the last one is stored.
+  queues_->save_subscription(under("z0", ack_policy()));
+  queues_->save_subscription(under(y, DeliveryPolicy{}));
+  queues_->save_subscription(under(x, ack_policy()));
+  shutdown();
+  start(store::open_file(dir.string()));
+  ASSERT_EQ(restored_.size(), 1u);
+  EXPECT_EQ(restored_[0].consumer_id, x);
+  EXPECT_TRUE(restored_[0].policy.ack);
+  queues_->remove_subscription(under(y, DeliveryPolicy{}), false);
+  shutdown();
+  start(store::open_file(dir.string()));
+  EXPECT_TRUE(restored_.empty());
+  shutdown();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_P(DurableQueuesTest, EmptyQueuesAreDroppedByTheSweep) {
   restart_with_sweep_every(20ms);
   auto c = online("c", "s1");
