@@ -87,7 +87,7 @@ void DurableQueues::dlq_list(std::optional<std::string> realm, std::function<voi
 
 void DurableQueues::dlq_discard(std::string msg_id, std::optional<std::string> realm,
                                 std::function<void(const Status&)> done) {
-  auto home = shared_->shard_of(msg_id);
+  auto home = shared_->home_of_message(msg_id);
   ask_in_turn(shards_, home, [msg_id, realm, done](State& s, std::function<void()> next) {
     auto d = s.dead_by_id.find(msg_id);
     if (d == s.dead_by_id.end() && next) return next();
@@ -102,7 +102,7 @@ void DurableQueues::dlq_discard(std::string msg_id, std::optional<std::string> r
 
 void DurableQueues::dlq_replay(std::string msg_id, std::optional<std::string> realm,
                                std::function<void(const Result<std::string>&)> done) {
-  auto home = shared_->shard_of(msg_id);
+  auto home = shared_->home_of_message(msg_id);
   ask_in_turn(shards_, home, [msg_id, realm, done](State& s, std::function<void()> next) {
     auto d = s.dead_by_id.find(msg_id);
     if (d == s.dead_by_id.end() && next) return next();

@@ -41,7 +41,7 @@ void ask_in_turn(const Shards& shards, size_t home, std::function<void(DurableQu
 }
 
 DurableQueues::DurableQueues(Broker& broker, store::Writer& writer, QueueOptions options)
-    : shared_(std::make_unique<Shared>(std::max<size_t>(1, options.shards))) {
+    : shared_(std::make_unique<Shared>(std::clamp<size_t>(options.shards, 1, Shared::kMaxShards))) {
   QueueOptions own = options;
   // A connection's copies may come from every shard: each has its share of the connection's window.
   own.window_bytes = std::max<size_t>(1, options.window_bytes / shared_->shards);
@@ -160,16 +160,21 @@ void DurableQueues::enqueue(std::shared_ptr<const StoredMessage> message, std::v
       s->enqueue(message, part, std::move(confirm));
     });
   };
-  if (shards_.size() == 1) return post_to(shards_[0].get(), std::move(copies), std::move(counted));
+  if (shards_.size() == 1 || copies.empty()) return post_to(shards_[0].get(), std::move(copies), std::move(counted));
+  // Usually every copy is one shard's (a single copy, or copies for queues of one shard): no split.
+  const size_t first = shard_of_queue(copies[0].realm, copies[0].key, copies[0].consumer_id).index;
+  if (copies.size() == 1) return post_to(shards_[first].get(), std::move(copies), std::move(counted));
+  std::vector<uint8_t> where(copies.size(), static_cast<uint8_t>(first));
+  bool one = true;
+  for (size_t i = 1; i < copies.size(); ++i) {
+    where[i] = static_cast<uint8_t>(shard_of_queue(copies[i].realm, copies[i].key, copies[i].consumer_id).index);
+    one = one && where[i] == first;
+  }
+  if (one) return post_to(shards_[first].get(), std::move(copies), std::move(counted));
   // Each shard stores the copies of its queues; the confirm waits for all of them.
   std::vector<std::vector<QueueCopy>> parts(shards_.size());
-  for (QueueCopy& c : copies) parts[shard_of_queue(c.realm, c.key, c.consumer_id).index].push_back(std::move(c));
+  for (size_t i = 0; i < copies.size(); ++i) parts[where[i]].push_back(std::move(copies[i]));
   const size_t touched = std::count_if(parts.begin(), parts.end(), [](const auto& p) { return !p.empty(); });
-  if (touched <= 1) {
-    for (size_t i = 0; i < parts.size(); ++i)
-      if (!parts[i].empty()) return post_to(shards_[i].get(), std::move(parts[i]), std::move(counted));
-    return post_to(shards_[0].get(), {}, std::move(counted));
-  }
   struct Confirms {
     std::mutex mu;
     size_t left, stored = 0;
@@ -206,25 +211,37 @@ void DurableQueues::replay(QueueCopy queue, EndpointPtr endpoint) {
 }
 
 void DurableQueues::ack(std::string realm, std::string socket_id, std::string msg_id, AckReply reply) {
-  if (shards_.size() == 1) {
-    State* s = shards_[0].get();
-    return s->post([s, realm = std::move(realm), socket_id = std::move(socket_id), msg_id = std::move(msg_id),
-                    reply = std::move(reply)]() mutable { s->ack(realm, socket_id, msg_id, std::move(reply)); });
-  }
+  // To the shard the id names (the one that made it); one that does not know it passes the ACK on.
+  const size_t home = shared_->home_of_message(msg_id);
+  State* s = shards_[home].get();
+  s->post([this, s, home, realm = std::move(realm), socket_id = std::move(socket_id), msg_id = std::move(msg_id),
+           reply = std::move(reply)]() mutable {
+    if (shards_.size() > 1) {
+      // Not here, or another realm's copy of the same id (ids made elsewhere are unique per shard only).
+      auto it = s->by_id.find(msg_id);
+      if (it == s->by_id.end() || it->second->queue->realm != realm)
+        return pass_ack_on(home, std::move(realm), std::move(socket_id), std::move(msg_id), std::move(reply));
+    }
+    s->ack(realm, socket_id, msg_id, std::move(reply));
+  });
+}
+
+void DurableQueues::pass_ack_on(size_t home, std::string realm, std::string socket_id, std::string msg_id, AckReply reply) {
   struct Ack {
     std::string realm, socket, id;
     AckReply reply;
   };
   auto a = std::make_shared<Ack>(Ack{std::move(realm), std::move(socket_id), std::move(msg_id), std::move(reply)});
-  // The shard that made the id first; one that does not know it passes the ACK on.
-  ask_in_turn(shards_, shared_->shard_of(a->id), [a](State& s, std::function<void()> next) {
-    if (next) {
-      // Not here, or another realm's copy of the same id (ids are unique per shard): the next shard's.
-      auto it = s.by_id.find(a->id);
-      if (it == s.by_id.end() || it->second->queue->realm != a->realm) return next();
-    }
-    s.ack(a->realm, a->socket, a->id, std::move(a->reply));
-  });
+  ask_in_turn(
+      shards_, home,
+      [a](State& s, std::function<void()> next) {
+        if (next) {
+          auto it = s.by_id.find(a->id);
+          if (it == s.by_id.end() || it->second->queue->realm != a->realm) return next();
+        }
+        s.ack(a->realm, a->socket, a->id, std::move(a->reply));
+      },
+      1);
 }
 
 void DurableQueues::socket_closed(std::string socket_id) {

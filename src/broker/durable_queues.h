@@ -48,8 +48,10 @@ struct QueueOptions {
   // (behind() says so) and the surface refuses new copies instead of queueing without bound.
   size_t max_unwritten_bytes = 256 * 1024 * 1024;
   // The id of the stored copy `seq`, as its surface names copies (tyo-mq: "msg-<base36 ms>-<12 hex>"); the
-  // engine asks again until the id is unused. Unset: the decimal seq.
-  std::function<std::string(uint64_t seq)> new_message_id;
+  // engine asks again until the id is unused. With several shards `shard` is the one storing the copy
+  // (0 .. 15) and the id must end in its lowercase hex digit, which is how an ACK finds its shard; -1: any
+  // id. Unset: the decimal seq (an ACK then looks for it shard after shard).
+  std::function<std::string(uint64_t seq, int shard)> new_message_id;
   // Told of stored, sent, timed-out and dead-lettered copies (the metrics), from every queues thread;
   // null: nobody. Outlives the queues.
   QueueObserver* observer = nullptr;
@@ -230,6 +232,8 @@ class DurableQueues {
 
  private:
   State& shard_of_queue(std::string_view realm, std::string_view key, std::string_view consumer_id) const;
+  // An ACK its id's shard did not know, to the other shards in turn.
+  void pass_ack_on(size_t home, std::string realm, std::string socket_id, std::string msg_id, AckReply reply);
   std::unique_ptr<Shared> shared_;
   std::vector<std::unique_ptr<State>> shards_;
   ReadSubscription read_;  // load()'s: forget() finds a stored subscription's queue (and shard) with it

@@ -53,13 +53,9 @@ bool DurableQueues::State::charge_if_fits(const std::string& realm, size_t bytes
 }
 
 std::string DurableQueues::State::new_id(uint64_t seq) {
-  // An id is this shard's 1 time in `shards`: `shards` draws on average, and after 16 × shards draws
-  // ((1 - 1/n)^16n < e^-16) or with a surface whose ids do not vary (the decimal seq) another is kept,
-  // whose ACK then finds it in the other shards.
-  const int tries = shared.shards == 1 ? 1 : static_cast<int>(16 * shared.shards);
-  for (int draw = 1;; ++draw) {
-    std::string id = options.new_message_id ? options.new_message_id(seq) : std::to_string(seq);
-    if (draw < tries && options.new_message_id && shared.shard_of(id) != index) continue;
+  const int shard = shared.shards == 1 ? -1 : static_cast<int>(index);
+  for (;;) {
+    std::string id = options.new_message_id ? options.new_message_id(seq, shard) : std::to_string(seq);
     if (!by_id.count(id) && !dead_by_id.count(id)) return id;
   }
 }

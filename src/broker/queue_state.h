@@ -103,14 +103,23 @@ struct QueueCaps {
 // What every shard reads or writes: atomics, or under their own mutex.
 struct DurableQueues::Shared {
   explicit Shared(size_t n) : shards(n) {}
+  static constexpr size_t kMaxShards = 16;  // a message id names its shard in one hex digit
   const size_t shards;
   std::atomic<uint64_t> next_seq{1};  // rows are keyed by seq, unique across the shards
   std::atomic<size_t> unwritten{0};   // bytes enqueued whose write has not finished (behind())
   QueueCaps caps;
-  // The shard that owns a queue (by its queue_id) or that a message id is first looked for in (the shard
-  // that made it, unless it came from elsewhere: ids moved from another node, or stored under another
-  // shard count).
+  // The shard that owns a queue (by its queue_id).
   size_t shard_of(std::string_view id) const { return shards == 1 ? 0 : std::hash<std::string_view>{}(id) % shards; }
+  // The shard a message id is looked for first: the one its last hex digit names (QueueOptions::
+  // new_message_id), else a hash of it. Ids made elsewhere (moved from another node, stored under another
+  // shard count, the decimal seqs) may be in any shard; a shard that does not know one passes it on.
+  size_t home_of_message(std::string_view id) const {
+    if (shards == 1 || id.empty()) return 0;
+    const char c = id.back();
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit >= 0 && static_cast<size_t>(digit) < shards) return static_cast<size_t>(digit);
+    return shard_of(id);
+  }
 };
 
 struct DurableQueues::State {
@@ -365,8 +374,8 @@ struct DurableQueues::State {
   QueueStats counters;
 
   // queue_log.cc: queues, their entries and the store.
-  // A fresh id for the copy `seq`, as its surface names copies (QueueOptions::new_message_id), drawn again
-  // until it is this shard's (Shared::shard_of), so that its ACK comes here first.
+  // A fresh id for the copy `seq`, as its surface names copies (QueueOptions::new_message_id), naming this
+  // shard (Shared::home_of_message), so that its ACK comes here first.
   std::string new_id(uint64_t seq);
   Queue& queue_for(const QueueCopy& q);
   // `sole_payload`: no other row holds the row's payload buffer (one stored copy of a message), which is

@@ -143,11 +143,11 @@ void Server::start_queues() {
   queue_options.window_bytes = std::max<size_t>(1, settings_.transport.max_outbound_bytes / 4);
   queue_options.max_queued_bytes_per_realm = st.max_queued_bytes_per_realm;
   queue_options.max_queued_bytes_total = st.max_queued_bytes_total;
-  queue_options.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };
+  queue_options.new_message_id = [](uint64_t, int shard) { return surfaces::new_message_id(shard); };
   queue_options.observer = &surfaces::http::process_metrics();
   // The queues threads are fed by the I/O threads: one for every four keeps up with them (measured in
   // docs/performance.md "Scaling with cores").
-  // At most 16: each stored copy's id is drawn until it names its shard, `shards` draws on average.
+  // At most 16: a stored copy's id names its shard in its last hex digit.
   queue_options.shards = options_.queue_threads ? options_.queue_threads : std::clamp(threads_ / 4, 1u, 16u);
   queues_ = std::make_unique<broker::DurableQueues>(*broker_, *writer_, queue_options);
   keys_ = std::make_unique<broker::KeyDirectory>(*writer_, settings_.key_directory);

@@ -33,7 +33,7 @@ class DurableQueuesTest : public ::testing::TestWithParam<size_t> {
   void start(std::unique_ptr<store::Backend> backend, QueueOptions options = {}) {
     backend_ = std::move(backend);
     writer_ = std::make_unique<store::Writer>(*backend_, store::SyncMode::batch, 500us);
-    options.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };  // as the server names them
+    options.new_message_id = [](uint64_t, int shard) { return surfaces::new_message_id(shard); };  // as the server names them
     options.shards = GetParam();
     queues_ = std::make_unique<DurableQueues>(broker_, *writer_, options);
     restored_ = queues_->load(backend_->load(), surfaces::read_subscription);
@@ -429,6 +429,25 @@ TEST_P(DurableQueuesTest, RealmCapDropsWhatIsOver) {
   EXPECT_EQ(stats().queued, 3u);
   // Another realm has its own count.
   EXPECT_EQ(enqueue("{}", {QueueCopy{"other", "p-e", "a", "a", ack_policy()}}), 1u);
+}
+
+// Each copy's id names the shard of its queue (its last hex digit), so an ACK goes straight there.
+TEST_P(DurableQueuesTest, EachCopysIdNamesItsQueuesShard) {
+  if (GetParam() == 1) GTEST_SKIP() << "one shard";
+  std::vector<QueueCopy> copies;
+  for (int i = 0; i < 24; ++i) copies.push_back(copy("c" + std::to_string(i), ack_policy()));
+  EXPECT_EQ(enqueue("{}", copies), 24u);
+  for (int i = 0; i < 24; ++i) {
+    std::string name = "c" + std::to_string(i);
+    queues_->replay(copy(name, ack_policy()), online(name, "s" + std::to_string(i)));
+  }
+  auto sent = sink_.wait_for(24);
+  ASSERT_EQ(sent.size(), 24u);
+  for (const auto& d : sent) {
+    const std::string consumer = "c" + d.socket.substr(1);
+    EXPECT_EQ(msg_id(d.payload).back(), "0123456789abcdef"[queues_->shard_of("default", "p-e", consumer)]) << d.socket;
+    EXPECT_EQ(ack(d.socket, msg_id(d.payload)).first, 200);
+  }
 }
 
 // The caps are exact whichever shards store a realm's copies: each copy is checked and charged in one step,
@@ -954,7 +973,7 @@ TEST(DurableQueuesRestart, AnAckFindsItsCopyWhateverShardCountStoredIt) {
     auto backend = store::open_file(dir.string());
     store::Writer writer(*backend, store::SyncMode::always, 0us);
     QueueOptions one;
-    one.new_message_id = [](uint64_t) { return surfaces::new_message_id(); };
+    one.new_message_id = [](uint64_t, int shard) { return surfaces::new_message_id(shard); };
     DurableQueues queues(broker, writer, one);
     queues.load(backend->load(), surfaces::read_subscription);
     queues.start();

@@ -98,6 +98,17 @@ TEST(TyoMqDelivery, MessageIdsAsTheReferenceMakesThem) {
   EXPECT_NE(id, new_message_id());
 }
 
+// With durable queue shards, the last hex digit is the shard that stored the copy (how its ACK finds it);
+// the format stays the reference's.
+TEST(TyoMqDelivery, AMessageIdEndsInItsShardsDigit) {
+  for (int shard = 0; shard < 16; ++shard) {
+    std::string id = new_message_id(shard);
+    ASSERT_EQ(id.rfind("msg-", 0), 0u);
+    EXPECT_EQ(id.size() - id.rfind('-') - 1, 12u);
+    EXPECT_EQ(id.back(), "0123456789abcdef"[shard]) << id;
+  }
+}
+
 using broker::spec;
 
 TEST(StoredSubscription, RoundTripsAndRefusesPartialRecords) {

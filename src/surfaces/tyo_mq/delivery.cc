@@ -118,7 +118,7 @@ std::pair<std::string, std::string> presence_event(const broker::Presence& p) {
   return {};
 }
 
-std::string new_message_id() {
+std::string new_message_id(int shard) {
   // Called on the durable queues' thread only today; thread_local keeps it safe from any.
   thread_local std::mt19937_64 rng = [] {
     uint64_t seed = 0;
@@ -132,6 +132,7 @@ std::string new_message_id() {
   js::append_base36(id, static_cast<uint64_t>(unix_ms()));
   id += '-';
   uint64_t random = rng();
+  if (shard >= 0) random = (random & ~uint64_t{0xf}) | (static_cast<uint64_t>(shard) & 0xf);  // its shard's
   for (int shift = 44; shift >= 0; shift -= 4) id += "0123456789abcdef"[(random >> shift) & 0xf];
   return id;
 }

@@ -30,7 +30,8 @@ std::string with_ack_fields(std::string_view payload, std::string_view id, int a
 // The event name and JSON payload of a presence change.
 std::pair<std::string, std::string> presence_event(const broker::Presence& presence);
 
-// "msg-" base36(now ms) "-" 12 hex digits, as the reference names stored copies (QueueOptions::new_message_id).
-std::string new_message_id();
+// "msg-" base36(now ms) "-" 12 hex digits, as the reference names stored copies (QueueOptions::new_message_id):
+// random, but for the last one, which is `shard` (0 .. 15) when that is not -1.
+std::string new_message_id(int shard = -1);
 
 }  // namespace siomq::surfaces
