@@ -48,6 +48,16 @@ class DurableQueuesTest : public ::testing::TestWithParam<size_t> {
     backend_.reset();
   }
 
+  // Starts again on a memory store where each shard has `bytes` of a connection's window.
+  void restart_with_window_share(size_t bytes) {
+    shutdown();
+    QueueOptions options;
+    options.window_bytes = bytes * GetParam();
+    start(store::open_memory(), options);
+  }
+  // A JSON object of `bytes` bytes.
+  static std::string payload_of(size_t bytes) { return "{\"pad\":\"" + std::string(bytes - 10, 'x') + "\"}"; }
+
   // Starts again on a memory store whose empty-queue sweep runs every `interval`.
   void restart_with_sweep_every(std::chrono::milliseconds interval) {
     shutdown();
@@ -293,11 +303,8 @@ TEST_P(DurableQueuesTest, WithoutAckModeRowsNotTakenByTheTransportStay) {
 
 // The window counts bytes too: large rows go a few at a time (always at least one), in ACK mode as well.
 TEST_P(DurableQueuesTest, TheWindowIsBoundedInBytes) {
-  shutdown();
-  QueueOptions options;
-  options.window_bytes = 1000 * GetParam();  // each shard's share: 1000
-  start(store::open_memory(), options);
-  std::string big = "{\"pad\":\"" + std::string(390, 'x') + "\"}";  // 400 bytes
+  restart_with_window_share(1000);
+  const std::string big = payload_of(400);
   for (int i = 0; i < 10; ++i) enqueue(big, {copy("c", ack_policy())});
   auto c = online("c", "s1");
   queues_->replay(copy("c", ack_policy()), c);
@@ -314,11 +321,8 @@ TEST_P(DurableQueuesTest, TheWindowIsBoundedInBytes) {
 // large backlogs each sending a full window at once would pass the outbound bound and cut it), and a
 // queue that waited for the other's room goes on when ACKs free it.
 TEST_P(DurableQueuesTest, QueuesOfOneConnectionShareItsByteWindow) {
-  shutdown();
-  QueueOptions options;
-  options.window_bytes = 1000 * GetParam();  // each shard's share: 1000
-  start(store::open_memory(), options);
-  std::string big = "{\"pad\":\"" + std::string(390, 'x') + "\"}";  // 400 bytes
+  restart_with_window_share(1000);
+  const std::string big = payload_of(400);
   QueueCopy other{"default", same_shard_key("p-e", "c"), "c", "c", ack_policy()};
   for (int i = 0; i < 3; ++i) enqueue(big, {copy("c", ack_policy())});
   for (int i = 0; i < 3; ++i) enqueue(big, {other});
@@ -339,11 +343,8 @@ TEST_P(DurableQueuesTest, QueuesOfOneConnectionShareItsByteWindow) {
 // of it, so together they never pass it.
 TEST_P(DurableQueuesTest, QueuesOfOneConnectionOnTwoShardsEachHaveTheirShareOfItsWindow) {
   if (GetParam() == 1) GTEST_SKIP() << "one shard";
-  shutdown();
-  QueueOptions options;
-  options.window_bytes = 1000 * GetParam();  // each shard's share: 1000
-  start(store::open_memory(), options);
-  std::string big = "{\"pad\":\"" + std::string(390, 'x') + "\"}";  // 400 bytes
+  restart_with_window_share(1000);
+  const std::string big = payload_of(400);
   QueueCopy other{"default", other_shard_key("p-e", "c"), "c", "c", ack_policy()};
   for (int i = 0; i < 4; ++i) enqueue(big, {copy("c", ack_policy())});
   for (int i = 0; i < 4; ++i) enqueue(big, {other});
