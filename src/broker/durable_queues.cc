@@ -64,7 +64,6 @@ size_t DurableQueues::shard_of(std::string_view realm, std::string_view key, std
 }
 
 std::vector<DurableSubscription> DurableQueues::load(store::Backend::Contents contents, const ReadSubscription& read) {
-  read_ = read;
   std::vector<DurableSubscription> out;
   std::vector<store::Op> purge;
   uint64_t quarantined = contents.quarantined;
@@ -93,7 +92,9 @@ std::vector<DurableSubscription> DurableQueues::load(store::Backend::Contents co
       continue;
     }
     State& s = shard_of_queue(row.realm, row.event, row.consumer);
-    s.add(s.queue_for(QueueCopy{row.realm, row.event, row.consumer, {}, {}}), std::move(row), true);
+    // (Its queue first, in a statement of its own: an argument list may move the row before reading it.)
+    State::Queue& q = s.queue_for(QueueCopy{row.realm, row.event, row.consumer, {}, {}});
+    s.add(q, std::move(row), true);
     ++rows;
   }
   for (auto& d : contents.dead) {

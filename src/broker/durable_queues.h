@@ -196,7 +196,8 @@ class DurableQueues {
       std::function<void(std::vector<store::Op> ops, const std::function<void(std::vector<store::Op>)>& commit)>;
   // Moves every stored row, DLQ entry and durable subscription (and `along`'s records) to `next` and
   // makes the writer use it from then on (management's set_persistence). `done` on the writer thread; on
-  // failure nothing moved.
+  // failure nothing moved. From one thread at a time (every shard waits for the others during a move: two
+  // moves posted in different orders to the shards would wait for each other).
   void move_store(store::Backend& next, std::function<void(const Status&)> done, MoveAlong along = {});
   // Durable queues across nodes (docs/scale-out.md "Durable queues across nodes"; queue_moves.cc).
   // A consumer's queues taken out of this node, as a store holds them: their rows (by seq) and stored
@@ -236,7 +237,6 @@ class DurableQueues {
   void pass_ack_on(size_t home, std::string realm, std::string socket_id, std::string msg_id, AckReply reply);
   std::unique_ptr<Shared> shared_;
   std::vector<std::unique_ptr<State>> shards_;
-  ReadSubscription read_;  // load()'s: forget() finds a stored subscription's queue (and shard) with it
 };
 
 // The §5.2 retry delay after attempt n (n ≥ 1).
