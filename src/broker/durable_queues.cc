@@ -30,6 +30,17 @@ void add_counts(QueueStats& sum, const QueueStats& s) {
   sum.quarantined += s.quarantined;
 }
 
+namespace {
+
+// Whether the ACK of `id` in `realm` is for this shard: not if the id is not here, or is another realm's
+// copy of the same id (ids made elsewhere are unique per shard only).
+bool holds(const DurableQueues::State& s, const std::string& id, const std::string& realm) {
+  auto it = s.by_id.find(id);
+  return it != s.by_id.end() && it->second->queue->realm == realm;
+}
+
+}  // namespace
+
 void ask_in_turn(const Shards& shards, size_t home, std::function<void(DurableQueues::State&, std::function<void()>)> ask,
                  size_t asked) {
   DurableQueues::State* s = shards[(home + asked) % shards.size()].get();
@@ -217,12 +228,8 @@ void DurableQueues::ack(std::string realm, std::string socket_id, std::string ms
   State* s = shards_[home].get();
   s->post([this, s, home, realm = std::move(realm), socket_id = std::move(socket_id), msg_id = std::move(msg_id),
            reply = std::move(reply)]() mutable {
-    if (shards_.size() > 1) {
-      // Not here, or another realm's copy of the same id (ids made elsewhere are unique per shard only).
-      auto it = s->by_id.find(msg_id);
-      if (it == s->by_id.end() || it->second->queue->realm != realm)
-        return pass_ack_on(home, std::move(realm), std::move(socket_id), std::move(msg_id), std::move(reply));
-    }
+    if (shards_.size() > 1 && !holds(*s, msg_id, realm))
+      return pass_ack_on(home, std::move(realm), std::move(socket_id), std::move(msg_id), std::move(reply));
     s->ack(realm, socket_id, msg_id, std::move(reply));
   });
 }
@@ -236,10 +243,7 @@ void DurableQueues::pass_ack_on(size_t home, std::string realm, std::string sock
   ask_in_turn(
       shards_, home,
       [a](State& s, std::function<void()> next) {
-        if (next) {
-          auto it = s.by_id.find(a->id);
-          if (it == s.by_id.end() || it->second->queue->realm != a->realm) return next();
-        }
+        if (next && !holds(s, a->id, a->realm)) return next();
         s.ack(a->realm, a->socket, a->id, std::move(a->reply));
       },
       1);
@@ -282,10 +286,7 @@ std::vector<store::Op> DurableQueues::State::records() const {
   for (const auto& [id, e] : by_id) ops.push_back(store::put(e->row));
   for (const auto& [seq, d] : dead) ops.push_back(store::put(d));
   for (const auto& [id, spec] : stored_specs) {
-    size_t a = id.find('\0');
-    size_t b = id.find('\0', a + 1);
-    store::SubscriptionRecord rec{id.substr(0, a), id.substr(a + 1, b - a - 1), id.substr(b + 1), spec};
-    ops.push_back(store::put(rec));
+    if (auto rec = subscription_record(id, spec)) ops.push_back(store::put(*rec));
   }
   return ops;
 }
@@ -337,10 +338,7 @@ void DurableQueues::stats(std::function<void(const QueueStats&)> done) {
       [shared, done](std::vector<QueueStats> parts) {
         QueueStats sum;
         for (const auto& p : parts) add_counts(sum, p);
-        {
-          std::lock_guard lock(shared->caps.mu);
-          sum.queued_bytes = shared->caps.total_bytes;
-        }
+        sum.queued_bytes = shared->queued_bytes();
         done(sum);
       });
 }

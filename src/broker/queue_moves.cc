@@ -11,18 +11,6 @@
 
 namespace siomq::broker {
 
-namespace {
-
-// A stored subscription id (realm NUL key NUL consumer) split; nullopt when it is not one.
-std::optional<store::SubscriptionRecord> record_of(const std::string& id, const std::string& spec) {
-  size_t a = id.find('\0');
-  size_t b = a == std::string::npos ? a : id.find('\0', a + 1);
-  if (b == std::string::npos) return std::nullopt;
-  return store::SubscriptionRecord{id.substr(0, a), id.substr(a + 1, b - a - 1), id.substr(b + 1), spec};
-}
-
-}  // namespace
-
 DurableQueues::Moved DurableQueues::State::release(const std::string& realm, const std::string& consumer) {
   Moved out;
   for (auto it = queues.begin(); it != queues.end();) {
@@ -44,7 +32,7 @@ DurableQueues::Moved DurableQueues::State::release(const std::string& realm, con
   // rare (a consumer that reconnects elsewhere), subscribing is not.
   const std::string tail = std::string(1, '\0') + consumer;
   for (auto it = stored_specs.begin(); it != stored_specs.end();) {
-    auto rec = it->first.size() > tail.size() && it->first.ends_with(tail) ? record_of(it->first, it->second) : std::nullopt;
+    auto rec = it->first.size() > tail.size() && it->first.ends_with(tail) ? subscription_record(it->first, it->second) : std::nullopt;
     if (!rec || rec->realm != realm || rec->consumer != consumer) {
       ++it;
       continue;
@@ -123,7 +111,7 @@ void DurableQueues::consumers(std::function<void(Consumers)> done) {
       [](State& s, std::function<void(Set)> reply) {
         Set all;
         for (const auto& [id, spec] : s.stored_specs) {
-          if (auto rec = record_of(id, spec)) all.emplace(rec->realm, rec->consumer);
+          if (auto rec = subscription_record(id, spec)) all.emplace(rec->realm, rec->consumer);
         }
         for (const auto& [id, q] : s.queues) {
           if (!q.entries.empty() && !q.consumer.empty()) all.emplace(q.realm, q.consumer);

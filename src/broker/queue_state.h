@@ -65,6 +65,15 @@ inline std::string queue_id(std::string_view realm, std::string_view key, std::s
   return store::subscription_id(realm, key, consumer_id);
 }
 
+// A stored subscription id (realm NUL key NUL consumer) and its spec as a record; nullopt when the id is
+// not one.
+inline std::optional<store::SubscriptionRecord> subscription_record(const std::string& id, const std::string& spec) {
+  size_t a = id.find('\0');
+  size_t b = a == std::string::npos ? a : id.find('\0', a + 1);
+  if (b == std::string::npos) return std::nullopt;
+  return store::SubscriptionRecord{id.substr(0, a), id.substr(a + 1, b - a - 1), id.substr(b + 1), spec};
+}
+
 // A copy as an endpoint receives it; `attempt` > 0 in ACK mode.
 inline Delivery delivery_of(std::string_view key, const store::Row& row, int attempt = 0) {
   Delivery d(key, row.payload.str(), row.attachments);
@@ -108,6 +117,11 @@ struct DurableQueues::Shared {
   std::atomic<uint64_t> next_seq{1};  // rows are keyed by seq, unique across the shards
   std::atomic<size_t> unwritten{0};   // bytes enqueued whose write has not finished (behind())
   QueueCaps caps;
+  // What the stored copies hold, as the byte caps count it (QueueStats::queued_bytes). Any thread.
+  size_t queued_bytes() {
+    std::lock_guard lock(caps.mu);
+    return caps.total_bytes;
+  }
   // The shard that owns a queue (by its queue_id).
   size_t shard_of(std::string_view id) const { return shards == 1 ? 0 : std::hash<std::string_view>{}(id) % shards; }
   // The shard a message id is looked for first: the one its last hex digit names (QueueOptions::

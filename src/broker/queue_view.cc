@@ -46,10 +46,7 @@ void DurableQueues::view(std::optional<std::string> realm, std::optional<std::st
             out.truncated = true;
           }
         }
-        {
-          std::lock_guard lock(shared->caps.mu);
-          out.totals.queued_bytes = shared->caps.total_bytes;
-        }
+        out.totals.queued_bytes = shared->queued_bytes();
         done(std::move(out));
       });
 }
